@@ -1,0 +1,146 @@
+"""Core value types that flow through every stage.
+
+Everything is a frozen dataclass holding character offsets into the source text, so that any
+stage (segmentation, sentence links, evaluation against gold evidence) can go back to the exact
+span of the original document instead of trusting re-tokenised copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Document:
+    """A source document. ``id`` is stable across re-indexing (a path or a record id)."""
+
+    id: str
+    text: str
+    title: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of a document: ``text == document.text[start:end]``."""
+
+    doc_id: str
+    index: int
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrievable unit: the sentences ``[sent_start, sent_end)`` of one document.
+
+    ``start``/``end`` are character offsets into the document text; ``text`` is that slice.
+    """
+
+    id: str
+    doc_id: str
+    index: int
+    text: str
+    start: int
+    end: int
+    sent_start: int
+    sent_end: int
+    n_tokens: int
+    title: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A chunk with a score. ``score`` is in [0, 1] after reranking; raw retriever scores
+    (cosine, BM25, RRF) are kept in ``scores`` under the stage's name for the trace."""
+
+    chunk: Chunk
+    score: float
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Context:
+    """The ordered chunks handed to the LLM, and their token total."""
+
+    chunks: tuple[Scored, ...]
+    n_tokens: int
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(s.chunk.text for s in self.chunks)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of one LLM call."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What an LLM backend returns: the text and its usage."""
+
+    text: str
+    usage: Usage
+    model: str = ""
+    finish_reason: str = ""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The result of one ``ask``: answer text, the context used, token counts, cost and a trace.
+
+    ``timings`` maps stage name -> seconds; ``trace`` is a JSON-serialisable record of what each
+    stage did (candidates scored, what was selected and why).
+    """
+
+    question: str
+    text: str
+    context: Context
+    usage: Usage
+    cost: float
+    timings: dict[str, float]
+    trace: dict[str, Any]
+    method: str = "naive"
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON shape documented for ``ragsieve ask --json`` and ``POST /ask``."""
+        return {
+            "question": self.question,
+            "method": self.method,
+            "answer": self.text,
+            "context": [
+                {
+                    "chunk_id": s.chunk.id,
+                    "doc_id": s.chunk.doc_id,
+                    "title": s.chunk.title,
+                    "text": s.chunk.text,
+                    "score": s.score,
+                    "start": s.chunk.start,
+                    "end": s.chunk.end,
+                }
+                for s in self.context.chunks
+            ],
+            "tokens": {
+                "context": self.context.n_tokens,
+                "prompt": self.usage.prompt_tokens,
+                "completion": self.usage.completion_tokens,
+            },
+            "cost": self.cost,
+            "timings": self.timings,
+            "trace": self.trace,
+        }
