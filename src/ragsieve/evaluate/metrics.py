@@ -1,0 +1,647 @@
+"""Evaluation metrics: context quality, ranked-list retrieval quality, and answer quality.
+
+All functions are pure: they take texts (a context is the list of chunk texts handed to the LLM, a
+ranked list is the texts of retrieved units in rank order) and gold data, and return a number, or
+``None`` where the metric does not apply to the question (no gold evidence, no gold answer).
+``None`` values are skipped by :func:`aggregate`, so a dataset where some questions have no
+evidence (QASPER) averages evidence metrics over the questions that do.
+
+Definitions, formulas and the evidence-matching rule are in ``docs/metrics.md``; the short form:
+
+* Text is compared after *match normalisation*: SQuAD's answer normalisation (lower case, drop
+  punctuation and the articles a/an/the, collapse whitespace) generalised to Unicode (NFKC, every
+  non-word character dropped), on token sequences.
+* A gold evidence unit ``E`` is *covered* by texts ``T`` when at least ``THRESHOLD`` (0.8) of
+  ``E``'s tokens lie inside some ``NGRAM``-token window (4 tokens, or all of ``E`` when shorter)
+  that also occurs contiguously in one of ``T``. Exact containment gives coverage 1; the slack
+  tolerates chunk boundaries cutting a sentence (the pieces in two retrieved chunks still cover it)
+  and small textual differences.
+* A context unit (sentence or chunk) *is evidence* when it is covered by the gold units (it lies
+  inside a gold sentence or paragraph) or it covers a whole gold unit (a splitter merged a gold
+  sentence with its neighbour: the unit contains a supporting fact, ParetoRAG's wording).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from ragsieve.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ragsieve.evaluate.schema import EvalQuestion
+
+NGRAM = 4
+"""Window length (tokens) of the coverage rule. Four tokens are specific enough that unrelated
+text shares almost none (articles and punctuation are already gone), short enough that a unit cut
+by a chunk boundary still has most of its windows inside one chunk."""
+
+THRESHOLD = 0.8
+"""Share of a unit's tokens that must be covered. Below 1 so that a boundary cut, an edited word or
+a splitter difference does not turn a retrieved sentence into a miss; well above 0.5 so that
+retrieving half of a gold unit does not count."""
+
+KS: tuple[int, ...] = (1, 3, 5)
+"""The cut-offs SAKI-RAG reports (its Formula 9 sums Metric@1 + Metric@3 + Metric@5)."""
+
+# Answers that say nothing about the context: searching a context for "yes" would credit any
+# context containing the word. ``answer_recall`` ignores them.
+_NON_SPAN_ANSWERS = frozenset({"yes", "no", "unanswerable"})
+
+# --------------------------------------------------------------------------- normalisation
+
+_SQUAD_PUNCT = frozenset(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_NON_WORD = re.compile(r"[^\w\s]|_")
+
+
+def normalize_answer(s: str) -> str:
+    """SQuAD v1.1's official ``normalize_answer``: lower case, remove ASCII punctuation, remove the
+    articles a/an/the, collapse whitespace. Kept byte-for-byte in behaviour so that EM/F1 equal
+    the official script's."""
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in _SQUAD_PUNCT)
+    s = _ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+def match_tokens(text: str) -> list[str]:
+    """Tokens used to match evidence and answers against contexts.
+
+    SQuAD normalisation generalised to Unicode, because corpora mix curly and straight quotes,
+    dashes and ligatures: NFKC, lower case, drop every character that is neither a word character
+    nor whitespace (and ``_``), drop articles, split on whitespace.
+    """
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = _NON_WORD.sub("", text)
+    text = _ARTICLES.sub(" ", text)
+    return text.split()
+
+
+# --------------------------------------------------------------------------- coverage machinery
+
+
+class _Grams:
+    """The contiguous n-grams of a set of token sequences, per n, built lazily.
+
+    n-grams never cross from one sequence into the next: two retrieved chunks are separate texts,
+    and the rule must not invent a window out of the end of one and the start of another.
+    """
+
+    __slots__ = ("_lists", "_sets")
+
+    def __init__(self, token_lists: Iterable[Sequence[str]]) -> None:
+        self._lists = [tuple(t) for t in token_lists if t]
+        self._sets: dict[int, set[tuple[str, ...]]] = {}
+
+    def add(self, tokens: Sequence[str]) -> None:
+        if tokens:
+            t = tuple(tokens)
+            self._lists.append(t)
+            for n, grams in self._sets.items():
+                grams.update(t[i : i + n] for i in range(len(t) - n + 1))
+
+    def grams(self, n: int) -> set[tuple[str, ...]]:
+        got = self._sets.get(n)
+        if got is None:
+            got = {t[i : i + n] for t in self._lists for i in range(len(t) - n + 1)}
+            self._sets[n] = got
+        return got
+
+    def coverage(self, tokens: Sequence[str]) -> float:
+        """Share of ``tokens`` inside some window (``NGRAM`` long, or the whole sequence when
+        shorter) that occurs contiguously in one of the indexed sequences."""
+        length = len(tokens)
+        if length == 0 or not self._lists:
+            return 0.0
+        n = min(NGRAM, length)
+        grams = self.grams(n)
+        t = tuple(tokens)
+        covered = 0
+        reach = 0  # first position not yet known to be covered
+        for i in range(length - n + 1):
+            if t[i : i + n] in grams:
+                start = max(i, reach)
+                covered += i + n - start
+                reach = i + n
+        return covered / length
+
+
+def _is_evidence(tokens: Sequence[str], gold: _Grams, gold_tokens: Sequence[Sequence[str]]) -> bool:
+    """A context unit is evidence if it lies inside the gold text, or contains a gold unit."""
+    if not tokens:
+        return False
+    if gold.coverage(tokens) >= THRESHOLD:
+        return True
+    unit = _Grams([tokens])
+    return any(len(g) <= len(tokens) * 4 and unit.coverage(g) >= THRESHOLD for g in gold_tokens)
+
+
+def _gold_tokens(evidence: Iterable[str]) -> list[list[str]]:
+    return [t for t in (match_tokens(e) for e in evidence) if t]
+
+
+def _context_sentences(context_texts: Iterable[str]) -> list[str]:
+    from ragsieve.text import split_sentences
+
+    out: list[str] = []
+    for chunk in context_texts:
+        out.extend(chunk[s:e] for s, e in split_sentences(chunk))
+    return out
+
+
+# --------------------------------------------------------------------------- context metrics
+
+
+def context_tokens(context_texts: Sequence[str]) -> int:
+    """LLM tokens (cl100k, the project's counter) of the context exactly as the LLM sees it:
+    the chunk texts joined by blank lines, as :attr:`ragsieve.types.Context.text` does."""
+    from ragsieve.text import count_tokens
+
+    return count_tokens("\n\n".join(context_texts))
+
+
+def answer_recall(context_texts: Sequence[str], answers: Iterable[str]) -> float | None:
+    """1.0 if any gold answer's normalised token sequence occurs contiguously in the normalised
+    context (chunks concatenated in order, as the LLM reads them), else 0.0.
+
+    Token sequences, not substrings, so that "1" does not match "10". Answers that carry no
+    span ("yes", "no", "unanswerable", or empty after normalisation) are ignored; ``None`` if no
+    answer is left (the metric says nothing for such a question).
+    """
+    targets = []
+    for a in answers:
+        toks = match_tokens(a)
+        if toks and " ".join(toks) not in _NON_SPAN_ANSWERS:
+            targets.append(toks)
+    if not targets:
+        return None
+    context = " " + " ".join(t for chunk in context_texts for t in match_tokens(chunk)) + " "
+    return float(any(" " + " ".join(t) + " " in context for t in targets))
+
+
+def evidence_recall(context_texts: Sequence[str], evidence: Iterable[str]) -> float | None:
+    """Share of gold evidence units covered by the context (``None`` without evidence)."""
+    gold = _gold_tokens(evidence)
+    if not gold:
+        return None
+    ctx = _Grams(match_tokens(c) for c in context_texts)
+    return sum(ctx.coverage(g) >= THRESHOLD for g in gold) / len(gold)
+
+
+def evidence_precision(context_texts: Sequence[str], evidence: Iterable[str]) -> float | None:
+    """Share of the context's sentences that are evidence: ParetoRAG's "useful information ratio".
+
+    The context is split with :func:`ragsieve.text.split_sentences`; sentences with no word
+    character (a lone dash) are not counted. An empty context scores 0.0: it delivered no useful
+    information, and scoring it 1 would reward retrieving nothing. ``None`` without evidence.
+    """
+    gold_tokens = _gold_tokens(evidence)
+    if not gold_tokens:
+        return None
+    sentences = [t for t in (match_tokens(s) for s in _context_sentences(context_texts)) if t]
+    if not sentences:
+        return 0.0
+    gold = _Grams(gold_tokens)
+    return sum(_is_evidence(s, gold, gold_tokens) for s in sentences) / len(sentences)
+
+
+def evidence_token_precision(context_texts: Sequence[str], evidence: Iterable[str]) -> float | None:
+    """Share of the context's (normalised) tokens covered by gold evidence.
+
+    A supplement to :func:`evidence_precision` that does not depend on the sentence splitter
+    (a long sentence and a short one weigh by their length). ``None`` without evidence.
+    """
+    gold_tokens = _gold_tokens(evidence)
+    if not gold_tokens:
+        return None
+    gold = _Grams(gold_tokens)
+    total = covered = 0.0
+    for chunk in context_texts:
+        toks = match_tokens(chunk)
+        if toks:
+            total += len(toks)
+            covered += gold.coverage(toks) * len(toks)
+    return covered / total if total else 0.0
+
+
+def information_efficiency(recall: float | None, precision: float | None) -> float | None:
+    """SAKI-RAG's Information Efficiency (its Formula 8): recall x precision."""
+    if recall is None or precision is None:
+        return None
+    return recall * precision
+
+
+def ie(context_texts: Sequence[str], evidence: Iterable[str]) -> float | None:
+    """Information Efficiency of one context: evidence_recall x evidence_precision."""
+    ev = list(evidence)
+    return information_efficiency(
+        evidence_recall(context_texts, ev), evidence_precision(context_texts, ev)
+    )
+
+
+def context_metrics(context_texts: Sequence[str], question: EvalQuestion) -> dict[str, Any]:
+    """All context metrics of one question, with the normalisation done once.
+
+    Keys: ``context_tokens``, ``answer_recall``, ``evidence_recall``, ``evidence_precision``,
+    ``evidence_token_precision``, ``ie``. Inapplicable metrics are ``None``.
+    """
+    texts = list(context_texts)
+    out: dict[str, Any] = {
+        "context_tokens": context_tokens(texts),
+        "answer_recall": answer_recall(texts, question.answer_targets),
+    }
+    gold_tokens = _gold_tokens(question.evidence)
+    if not gold_tokens:
+        out.update(
+            evidence_recall=None, evidence_precision=None, evidence_token_precision=None, ie=None
+        )
+        return out
+    chunk_tokens = [match_tokens(c) for c in texts]
+    ctx = _Grams(chunk_tokens)
+    gold = _Grams(gold_tokens)
+    recall = sum(ctx.coverage(g) >= THRESHOLD for g in gold_tokens) / len(gold_tokens)
+    sentences = [t for t in (match_tokens(s) for s in _context_sentences(texts)) if t]
+    precision = (
+        sum(_is_evidence(s, gold, gold_tokens) for s in sentences) / len(sentences)
+        if sentences
+        else 0.0
+    )
+    total = sum(len(t) for t in chunk_tokens)
+    token_precision = (
+        sum(gold.coverage(t) * len(t) for t in chunk_tokens if t) / total if total else 0.0
+    )
+    out.update(
+        evidence_recall=recall,
+        evidence_precision=precision,
+        evidence_token_precision=token_precision,
+        ie=recall * precision,
+    )
+    return out
+
+
+# --------------------------------------------------------------------------- ranked-list metrics
+
+
+def _ranked_flags(ranked: Sequence[str], gold: _Grams, gold_tokens: list[list[str]]) -> list[bool]:
+    return [_is_evidence(match_tokens(u), gold, gold_tokens) for u in ranked]
+
+
+def recall_at_k(ranked: Sequence[str], evidence: Iterable[str], k: int) -> float | None:
+    """Share of gold evidence units covered by the top-``k`` retrieved units together.
+
+    With one gold unit per question (SQuAD, MS MARCO) this is the hit rate of Musgrave et al.,
+    the reference SAKI-RAG cites for Recall@k. ``None`` without evidence.
+    """
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    gold_tokens = _gold_tokens(evidence)
+    if not gold_tokens:
+        return None
+    top = _Grams(match_tokens(u) for u in ranked[:k])
+    return sum(top.coverage(g) >= THRESHOLD for g in gold_tokens) / len(gold_tokens)
+
+
+def precision_at_k(ranked: Sequence[str], evidence: Iterable[str], k: int) -> float | None:
+    """Share of the top-``k`` retrieved units that are evidence (contain a gold unit or lie
+    inside one). The denominator is the number of units actually returned, ``min(k, len)``, so a
+    method that returns fewer than ``k`` units is not charged for slots it left empty (SAKI-RAG's
+    Table 7 precision for its own selective retriever only makes sense this way); an empty list
+    scores 0.0. ``None`` without evidence."""
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    gold_tokens = _gold_tokens(evidence)
+    if not gold_tokens:
+        return None
+    top = list(ranked[:k])
+    if not top:
+        return 0.0
+    flags = _ranked_flags(top, _Grams(gold_tokens), gold_tokens)
+    return sum(flags) / len(top)
+
+
+def ie_at_k(ranked: Sequence[str], evidence: Iterable[str], k: int) -> float | None:
+    """SAKI-RAG's IE@k = Recall@k x Precision@k (Formula 8), for one question."""
+    ev = list(evidence)
+    return information_efficiency(recall_at_k(ranked, ev, k), precision_at_k(ranked, ev, k))
+
+
+def mrr(ranked: Sequence[str], evidence: Iterable[str]) -> float | None:
+    """Reciprocal rank of the first retrieved unit that is evidence, over the whole list;
+    0.0 if none is. ``None`` without evidence."""
+    gold_tokens = _gold_tokens(evidence)
+    if not gold_tokens:
+        return None
+    gold = _Grams(gold_tokens)
+    for rank, unit in enumerate(ranked, start=1):
+        if _is_evidence(match_tokens(unit), gold, gold_tokens):
+            return 1.0 / rank
+    return 0.0
+
+
+def ranked_metrics(
+    ranked: Sequence[str], evidence: Iterable[str], ks: Sequence[int] = KS
+) -> dict[str, float | None]:
+    """``recall@k``, ``precision@k``, ``ie@k`` for each k in ``ks`` and ``mrr``, computed in one
+    pass (each unit normalised once). All ``None`` without evidence."""
+    gold_tokens = _gold_tokens(evidence)
+    keys = [f"{m}@{k}" for k in ks for m in ("recall", "precision", "ie")] + ["mrr"]
+    if not gold_tokens:
+        return dict.fromkeys(keys)
+    gold = _Grams(gold_tokens)
+    units = [match_tokens(u) for u in ranked]
+    flags = [_is_evidence(u, gold, gold_tokens) for u in units]
+    out: dict[str, float | None] = {}
+    top = _Grams([])
+    taken = 0
+    for k in sorted(ks):
+        if k < 1:
+            raise ValueError("k must be >= 1")
+        while taken < min(k, len(units)):
+            top.add(units[taken])
+            taken += 1
+        recall = sum(top.coverage(g) >= THRESHOLD for g in gold_tokens) / len(gold_tokens)
+        n = min(k, len(units))
+        precision = sum(flags[:n]) / n if n else 0.0
+        out[f"recall@{k}"] = recall
+        out[f"precision@{k}"] = precision
+        out[f"ie@{k}"] = recall * precision
+    first = next((i for i, f in enumerate(flags) if f), None)
+    out["mrr"] = 0.0 if first is None else 1.0 / (first + 1)
+    return {key: out[key] for key in keys}
+
+
+# --------------------------------------------------------------------------- answer metrics
+
+
+def _squad_f1(prediction: str, truth: str) -> float:
+    pred = normalize_answer(prediction).split()
+    gold = normalize_answer(truth).split()
+    common = Counter(pred) & Counter(gold)
+    num_same = sum(common.values())
+    if num_same == 0:
+        return 0.0
+    p = num_same / len(pred)
+    r = num_same / len(gold)
+    return 2 * p * r / (p + r)
+
+
+def exact_match(prediction: str, answers: Iterable[str]) -> float | None:
+    """SQuAD v1.1 EM: 1.0 if the normalised prediction equals some normalised gold answer.
+    ``None`` without gold answers."""
+    golds = list(answers)
+    if not golds:
+        return None
+    pred = normalize_answer(prediction)
+    return float(max(pred == normalize_answer(g) for g in golds))
+
+
+def f1(prediction: str, answers: Iterable[str]) -> float | None:
+    """SQuAD v1.1 token F1 (bag of normalised tokens), max over gold answers; the same function
+    QASPER's official evaluator uses for its Answer-F1. ``None`` without gold answers."""
+    golds = list(answers)
+    if not golds:
+        return None
+    return max(_squad_f1(prediction, g) for g in golds)
+
+
+_LETTER_PATTERNS = (
+    # "(B)", "(B) text", "B)", "B.", "B:", "[B]" at the start
+    re.compile(r"^\s*[\(\[]?([A-Z])[\)\]\.:](?:\s|$)"),
+    # "answer is B", "Answer: (B)", "option C", "choice: D"
+    re.compile(r"\b(?:answer|option|choice)\s*(?:is|:)?\s*[\(\[]?([A-Z])\b(?![\'\w])", re.I),
+    # "(B)" anywhere
+    re.compile(r"\(([A-Z])\)"),
+)
+
+
+def parse_choice(prediction: str, options: Sequence[str]) -> int | None:
+    """The option index a free-text prediction chooses, or ``None``.
+
+    In order: the prediction is exactly one option's text (normalised); a bare letter ("B");
+    a letter in a recognised pattern ("(B) ...", "B.", "Answer: B", "option B", "(B)"); the
+    option whose normalised text occurs in the prediction (the longest, if several). Letters must
+    be bracketed or punctuated because "A frog." is an answer text, not the letter A.
+    """
+    if not options:
+        return None
+    n = len(options)
+    norm_pred = normalize_answer(prediction)
+    norm_opts = [normalize_answer(o) for o in options]
+    for i, o in enumerate(norm_opts):
+        if o and norm_pred == o:
+            return i
+    bare = prediction.strip().strip(".:)(][").strip()
+    if len(bare) == 1 and bare.isalpha() and bare.isupper() and ord(bare) - 65 < n:
+        return ord(bare) - 65
+    for pattern in _LETTER_PATTERNS:
+        m = pattern.search(prediction)
+        if m:
+            idx = ord(m.group(1).upper()) - 65
+            if 0 <= idx < n:
+                return idx
+    padded = f" {norm_pred} "
+    found = [(len(o), i) for i, o in enumerate(norm_opts) if o and f" {o} " in padded]
+    if found:
+        return max(found)[1]
+    return None
+
+
+def accuracy_mc(prediction: str, options: Sequence[str], label: int) -> float:
+    """1.0 if :func:`parse_choice` picks ``label``, else 0.0 (an unparseable answer is wrong)."""
+    return float(parse_choice(prediction, options) == label)
+
+
+@lru_cache(maxsize=1)
+def _rouge_scorer() -> Any:
+    from rouge_score import rouge_scorer
+
+    # Porter stemming as ROUGE-1.5.5's customary "-m" flag; rouge-score lower-cases and keeps
+    # only [a-z0-9] tokens.
+    return rouge_scorer.RougeScorer(["rougeL", "rouge1"], use_stemmer=True)
+
+
+def _rouge(prediction: str, references: Iterable[str], key: str) -> float | None:
+    refs = [r for r in references if r.strip()]
+    if not refs:
+        return None
+    scores = _rouge_scorer().score_multi(refs, prediction)
+    return float(scores[key].fmeasure)
+
+
+def rouge_l(prediction: str, references: Iterable[str]) -> float | None:
+    """ROUGE-L F-measure (rouge-score, stemmed), max over references. ``None`` without any."""
+    return _rouge(prediction, references, "rougeL")
+
+
+def rouge_1(prediction: str, references: Iterable[str]) -> float | None:
+    """ROUGE-1 F-measure (rouge-score, stemmed), max over references. ``None`` without any."""
+    return _rouge(prediction, references, "rouge1")
+
+
+@lru_cache(maxsize=4)
+def _bleu(order: int) -> Any:
+    from sacrebleu.metrics import BLEU
+
+    # effective_order: a 2-word answer has no 3- or 4-grams; without it every short answer would
+    # score BLEU-4 = 0 regardless of correctness (sacrebleu recommends it for sentence BLEU).
+    return BLEU(max_ngram_order=order, lowercase=True, effective_order=True, tokenize="13a")
+
+
+def _bleu_score(prediction: str, references: Iterable[str], order: int) -> float | None:
+    refs = [r for r in references if r.strip()]
+    if not refs:
+        return None
+    return _bleu(order).sentence_score(prediction, refs).score / 100.0
+
+
+def bleu_1(prediction: str, references: Iterable[str]) -> float | None:
+    """Sentence BLEU-1 in [0, 1] (sacrebleu, 13a tokens, lower-cased, all references at once)."""
+    return _bleu_score(prediction, references, 1)
+
+
+def bleu_4(prediction: str, references: Iterable[str]) -> float | None:
+    """Sentence BLEU-4 in [0, 1] (sacrebleu, 13a tokens, lower-cased, exponential smoothing,
+    effective order)."""
+    return _bleu_score(prediction, references, 4)
+
+
+_METEOR_TOKENS = re.compile(r"\w+|[^\w\s]")
+
+
+class _NoSynonyms:
+    """Stands in for nltk's WordNet reader: no synonyms, so METEOR's third stage matches nothing."""
+
+    def synsets(self, *args: Any, **kwargs: Any) -> list[Any]:
+        return []
+
+
+def _meteor(prediction: str, references: Iterable[str], wordnet: Any) -> float | None:
+    from nltk.translate.meteor_score import meteor_score
+
+    refs = [_METEOR_TOKENS.findall(r.lower()) for r in references if r.strip()]
+    if not refs:
+        return None
+    hyp = _METEOR_TOKENS.findall(prediction.lower())
+    return float(meteor_score(refs, hyp, wordnet=wordnet))
+
+
+def meteor_nosyn(prediction: str, references: Iterable[str]) -> float | None:
+    """METEOR without its WordNet-synonym stage (nltk's ``meteor_score``: exact and Porter-stem
+    matching, max over references).
+
+    WordNet data is not installable offline from any maintained PyPI package, and nltk's
+    downloader needs the network; disabling only that stage keeps the rest of nltk's reference
+    implementation and gives the same number on every machine. Scores are slightly lower than full
+    METEOR's (synonym matches are missed). ``None`` without references."""
+    return _meteor(prediction, references, _NoSynonyms())
+
+
+def wordnet_available() -> bool:
+    """Whether nltk can load WordNet here (needed by :func:`meteor`)."""
+    try:
+        from nltk.corpus import wordnet
+
+        wordnet.ensure_loaded()
+    except LookupError:
+        return False
+    return True
+
+
+def meteor(prediction: str, references: Iterable[str]) -> float | None:
+    """Full METEOR (nltk, with WordNet synonyms). Raises :class:`ConfigError` when WordNet data is
+    not installed; use :func:`meteor_nosyn` for a number available everywhere."""
+    if not wordnet_available():
+        raise ConfigError(
+            "METEOR needs WordNet data (python -m nltk.downloader wordnet); "
+            "use meteor_nosyn where it is not available"
+        )
+    from nltk.corpus import wordnet
+
+    return _meteor(prediction, references, wordnet)
+
+
+def answer_metrics(prediction: str, question: EvalQuestion) -> dict[str, float | None]:
+    """The answer metrics of one question: ``accuracy`` for multiple choice; otherwise ``em``,
+    ``f1``, ``rouge_l``, ``rouge_1``, ``bleu_1``, ``bleu_4``, ``meteor_nosyn`` (all ``None`` for
+    a question without gold answers, e.g. MS MARCO's retrieval-only file)."""
+    if question.is_multiple_choice and question.label is not None:
+        return {"accuracy": accuracy_mc(prediction, question.options, question.label)}
+    refs = list(question.answers)
+    return {
+        "em": exact_match(prediction, refs),
+        "f1": f1(prediction, refs),
+        "rouge_l": rouge_l(prediction, refs),
+        "rouge_1": rouge_1(prediction, refs),
+        "bleu_1": bleu_1(prediction, refs),
+        "bleu_4": bleu_4(prediction, refs),
+        "meteor_nosyn": meteor_nosyn(prediction, refs),
+    }
+
+
+# --------------------------------------------------------------------------- aggregation
+
+_AT_K = re.compile(r"^(recall|precision|ie)@(\d+)$")
+
+
+def _numeric(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)) and value == value:  # NaN != NaN
+        return float(value)
+    return None
+
+
+def aggregate(per_question: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Average every numeric metric over the questions where it is not ``None``.
+
+    Returned keys: ``n`` (questions); each metric's mean; ``n_<metric>`` where fewer questions
+    than ``n`` had that metric; and, following SAKI-RAG's reporting:
+
+    * ``ie`` and ``ie@k`` are recomputed at dataset level as mean(recall) x mean(precision), which
+      is how SAKI-RAG's tables are built (e.g. Dragonball Top-1: 22.14% x 74.84% = 16.57%); the
+      per-question mean of the product is kept as ``ie_pq`` / ``ie@k_pq``;
+    * ``recall@sum``, ``precision@sum``, ``ie@sum``: Metric@1 + Metric@3 + Metric@5 (Formula 9),
+      in [0, 3] (SAKI prints percentages, i.e. x100).
+
+    Non-numeric values (ids, texts, nested dicts such as timings) are ignored.
+    """
+    n = len(per_question)
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for row in per_question:
+        for key, value in row.items():
+            x = _numeric(value)
+            if x is None:
+                continue
+            sums[key] = sums.get(key, 0.0) + x
+            counts[key] = counts.get(key, 0) + 1
+    out: dict[str, float] = {"n": float(n)}
+    for key in sums:
+        out[key] = sums[key] / counts[key]
+    for key, c in counts.items():
+        if c < n:
+            out[f"n_{key}"] = float(c)
+
+    if "evidence_recall" in out and "evidence_precision" in out:
+        if "ie" in out:
+            out["ie_pq"] = out["ie"]
+        out["ie"] = out["evidence_recall"] * out["evidence_precision"]
+    ks = sorted({int(m.group(2)) for key in out if (m := _AT_K.match(key))})
+    for k in ks:
+        r, p = out.get(f"recall@{k}"), out.get(f"precision@{k}")
+        if r is not None and p is not None:
+            if f"ie@{k}" in out:
+                out[f"ie@{k}_pq"] = out[f"ie@{k}"]
+            out[f"ie@{k}"] = r * p
+    if ks:
+        for metric in ("recall", "precision", "ie"):
+            present = [out[f"{metric}@{k}"] for k in KS if f"{metric}@{k}" in out]
+            if len(present) == len(KS):
+                out[f"{metric}@sum"] = sum(present)
+    return out

@@ -1,0 +1,582 @@
+"""The on-disk index: LanceDB tables plus a manifest that makes every write atomic.
+
+Layout of an index directory::
+
+    DIR/ragsieve.json      manifest: config + the committed Lance version of each table
+    DIR/chunks.lance/      one row per chunk: text, offsets, token count, vector (BM25 FTS index)
+    DIR/documents.lance/   one row per document: full text, title, source, content hash
+
+Why a manifest: a write touches several tables and several Lance commits (delete old chunks, add
+new ones, rebuild the full-text index). Readers open every table *at the versions the manifest
+names*, and a writer replaces the manifest with ``os.replace`` only after all its commits
+succeeded. A write that is killed half-way therefore leaves newer, uncommitted Lance versions that
+no reader sees; the next writer rolls each table back to its committed version before it starts.
+Old versions are cleaned up only after the new manifest is in place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragsieve.embed import get_embedder
+from ragsieve.errors import ConfigError, IndexStoreError, InputError
+from ragsieve.segment import get_segmenter
+from ragsieve.types import Chunk, Document
+
+MANIFEST = "ragsieve.json"
+LOCK = ".ragsieve.lock"
+FORMAT = "ragsieve-index"
+FORMAT_VERSION = 1
+CHUNKS = "chunks"
+DOCUMENTS = "documents"
+#: Documents are chunked, embedded and written in batches of this many chunks (bounded memory).
+WRITE_BATCH_CHUNKS = int(os.environ.get("RAGSIEVE_WRITE_BATCH_CHUNKS", "2048"))
+#: Old Lance versions younger than this survive clean-up, so a reader that opened the previous
+#: manifest a moment ago can finish its query.
+KEEP_OLD_VERSIONS = timedelta(minutes=10)
+
+Progress = Callable[[str, int, int], None]
+"""Progress callback: (stage, done, total)."""
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """What an index was built with; fixed at creation so queries embed like the chunks did."""
+
+    embedder: str = "minilm"
+    chunker: str = "fixed"
+    chunk_tokens: int = 200
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"embedder": self.embedder, "chunker": self.chunker, "chunk_tokens": self.chunk_tokens}
+
+
+@dataclass
+class AddReport:
+    """Outcome of :meth:`Index.add`."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    n_chunks: int = 0
+    n_tokens: int = 0
+    seconds: float = 0.0
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _in_clause(col: str, values: Sequence[str]) -> str:
+    return f"{col} IN ({', '.join(_sql_str(v) for v in values)})"
+
+
+def chunk_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("doc_id", pa.string()),
+            ("idx", pa.int32()),
+            ("title", pa.string()),
+            ("text", pa.string()),
+            ("start", pa.int64()),
+            ("end", pa.int64()),
+            ("sent_start", pa.int32()),
+            ("sent_end", pa.int32()),
+            ("n_tokens", pa.int32()),
+            ("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+DOC_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("title", pa.string()),
+        ("source", pa.string()),
+        ("sha256", pa.string()),
+        ("n_chars", pa.int64()),
+        ("n_chunks", pa.int32()),
+        ("text", pa.string()),
+    ]
+)
+
+
+def row_to_chunk(row: dict[str, Any]) -> Chunk:
+    return Chunk(
+        id=row["id"],
+        doc_id=row["doc_id"],
+        index=int(row["idx"]),
+        text=row["text"],
+        start=int(row["start"]),
+        end=int(row["end"]),
+        sent_start=int(row["sent_start"]),
+        sent_end=int(row["sent_end"]),
+        n_tokens=int(row["n_tokens"]),
+        title=row.get("title") or "",
+    )
+
+
+CHUNK_COLUMNS = ["id", "doc_id", "idx", "title", "text", "start", "end", "sent_start",
+                 "sent_end", "n_tokens"]
+
+
+class Index:
+    """A ragsieve index directory. Open with :meth:`open`, create with :meth:`create`."""
+
+    def __init__(self, path: Path, manifest: dict[str, Any]) -> None:
+        import lancedb
+
+        self.path = path
+        self.manifest = manifest
+        self.config = IndexConfig(**manifest["config"])
+        self._db = lancedb.connect(str(path))
+        self._tables: dict[str, Any] = {}
+        self._pin()
+
+    # ------------------------------------------------------------------ open / create
+    @classmethod
+    def open(cls, path: str | Path) -> Index:
+        """Open an existing index for reading (and writing through :meth:`add`)."""
+        p = Path(path)
+        manifest = _read_manifest(p)
+        try:
+            return cls(p, manifest)
+        except IndexStoreError:
+            raise
+        except Exception as e:  # Lance raises many types for damaged files
+            raise IndexStoreError(f"index {p} is corrupt: {str(e).splitlines()[0]}") from e
+
+    @classmethod
+    def create(cls, path: str | Path, config: IndexConfig | None = None) -> Index:
+        """Create an empty index at ``path`` (which must not exist, or be empty)."""
+        import lancedb
+
+        p = Path(path)
+        cfg = config or IndexConfig()
+        get_segmenter(cfg.chunker, chunk_tokens=cfg.chunk_tokens)  # validate early
+        if (p / MANIFEST).exists():
+            raise IndexStoreError(f"{p} is already an index")
+        if p.exists() and not p.is_dir():
+            raise InputError(f"{p} exists and is not a directory")
+        if p.exists():
+            leftovers = [c for c in p.iterdir() if c.name != LOCK]
+            if leftovers and not all(c.name.endswith(".lance") for c in leftovers):
+                raise InputError(f"{p} exists, is not empty and is not a ragsieve index")
+            # Only Lance tables without a manifest: a first run that died. Start over.
+            for c in leftovers:
+                shutil.rmtree(c)
+        p.mkdir(parents=True, exist_ok=True)
+        embedder = get_embedder(cfg.embedder)
+        db = lancedb.connect(str(p))
+        chunks = db.create_table(CHUNKS, schema=chunk_schema(embedder.dim), mode="overwrite")
+        docs = db.create_table(DOCUMENTS, schema=DOC_SCHEMA, mode="overwrite")
+        now = time.time()
+        manifest = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "config": cfg.to_dict(),
+            "dim": embedder.dim,
+            "tables": {CHUNKS: chunks.version, DOCUMENTS: docs.version},
+            "n_documents": 0,
+            "n_chunks": 0,
+            "n_tokens": 0,
+            "fts": False,
+            "created": now,
+            "updated": now,
+        }
+        _write_manifest(p, manifest)
+        return cls(p, manifest)
+
+    @classmethod
+    def open_or_create(cls, path: str | Path, config: IndexConfig | None = None) -> Index:
+        """Open ``path`` if it is an index (checking ``config`` agrees), else create it."""
+        p = Path(path)
+        if (p / MANIFEST).exists():
+            idx = cls.open(p)
+            if config is not None and config != idx.config:
+                diff = {
+                    k: (v, config.to_dict()[k])
+                    for k, v in idx.config.to_dict().items()
+                    if config.to_dict()[k] != v
+                }
+                what = ", ".join(f"{k}={a} (asked {b})" for k, (a, b) in diff.items())
+                raise ConfigError(
+                    f"index {p} was built with {what}; use a new --index directory"
+                )
+            return idx
+        return cls.create(p, config)
+
+    # ------------------------------------------------------------------ reading
+    def _pin(self) -> None:
+        """Open each table at its committed version."""
+        names = set(self._db.list_tables().tables)
+        for name, version in self.manifest["tables"].items():
+            if name not in names:
+                raise IndexStoreError(f"index {self.path} is corrupt: table {name!r} is missing")
+            t = self._db.open_table(name)
+            if t.version != version:
+                t.checkout(version)
+            self._tables[name] = t
+
+    def reload(self) -> bool:
+        """Re-read the manifest if another process committed; True if it changed."""
+        m = _read_manifest(self.path)
+        if m["tables"] == self.manifest["tables"]:
+            return False
+        self.manifest = m
+        self._pin()
+        return True
+
+    @property
+    def chunks_table(self) -> Any:
+        return self._tables[CHUNKS]
+
+    @property
+    def documents_table(self) -> Any:
+        return self._tables[DOCUMENTS]
+
+    @property
+    def embedder(self) -> Any:
+        return get_embedder(self.config.embedder)
+
+    def __len__(self) -> int:
+        return int(self.manifest["n_chunks"])
+
+    def stats(self) -> dict[str, Any]:
+        m = self.manifest
+        return {
+            "path": str(self.path),
+            "documents": m["n_documents"],
+            "chunks": m["n_chunks"],
+            "tokens": m["n_tokens"],
+            **m["config"],
+            "updated": m["updated"],
+        }
+
+    def document_hashes(self) -> dict[str, str]:
+        """doc_id -> sha256 of its text, at the committed version."""
+        return self.document_hashes_from(self.documents_table)
+
+    def get_document(self, doc_id: str) -> Document | None:
+        rows = (
+            self.documents_table.search()
+            .where(f"doc_id = {_sql_str(doc_id)}")
+            .limit(1)
+            .to_list()
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return Document(id=r["doc_id"], text=r["text"], title=r["title"], source=r["source"])
+
+    def chunks_of(self, doc_id: str) -> list[Chunk]:
+        rows = (
+            self.chunks_table.search()
+            .where(f"doc_id = {_sql_str(doc_id)}")
+            .select(CHUNK_COLUMNS)
+            .limit(1_000_000)
+            .to_list()
+        )
+        return sorted((row_to_chunk(r) for r in rows), key=lambda c: c.index)
+
+    def dense_search(self, qvecs: np.ndarray, k: int) -> list[list[tuple[Chunk, float]]]:
+        """Top-``k`` chunks by cosine similarity for each query vector."""
+        out: list[list[tuple[Chunk, float]]] = []
+        if len(self) == 0:
+            return [[] for _ in range(len(qvecs))]
+        for q in np.asarray(qvecs, dtype=np.float32):
+            rows = (
+                self.chunks_table.search(q, vector_column_name="vector")
+                .metric("cosine")
+                .select([*CHUNK_COLUMNS, "_distance"])
+                .limit(k)
+                .to_list()
+            )
+            out.append([(row_to_chunk(r), 1.0 - float(r["_distance"])) for r in rows])
+        return out
+
+    def bm25_search(self, query: str, k: int) -> list[tuple[Chunk, float]]:
+        """Top-``k`` chunks by BM25 over the chunk text (Lance's native full-text index)."""
+        if len(self) == 0 or not self.manifest.get("fts"):
+            return []
+        from lancedb.query import MatchQuery
+
+        rows = (
+            self.chunks_table.search(MatchQuery(query, "text"), query_type="fts")
+            .select([*CHUNK_COLUMNS, "_score"])
+            .limit(k)
+            .to_list()
+        )
+        return [(row_to_chunk(r), float(r["_score"])) for r in rows]
+
+    def neighbours(self, chunk: Chunk, radius: int = 1) -> list[Chunk]:
+        """Chunks of the same document within ``radius`` positions (source order)."""
+        lo, hi = chunk.index - radius, chunk.index + radius
+        rows = (
+            self.chunks_table.search()
+            .where(f"doc_id = {_sql_str(chunk.doc_id)} AND idx >= {lo} AND idx <= {hi}")
+            .select(CHUNK_COLUMNS)
+            .limit(2 * radius + 1)
+            .to_list()
+        )
+        return sorted((row_to_chunk(r) for r in rows), key=lambda c: c.index)
+
+    # ------------------------------------------------------------------ writing
+    @contextlib.contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        fd = os.open(self.path / LOCK, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as e:
+                raise IndexStoreError(
+                    f"index {self.path} is being written by another process"
+                ) from e
+            yield
+        finally:
+            os.close(fd)
+
+    def _writable_tables(self) -> dict[str, Any]:
+        """Latest table handles, rolled back to the committed versions if a writer died."""
+        self.manifest = _read_manifest(self.path)
+        tables = {}
+        for name, version in self.manifest["tables"].items():
+            t = self._db.open_table(name)
+            if t.version != version:
+                t.restore(version)
+            tables[name] = t
+        return tables
+
+    def add(self, docs: Sequence[Document], progress: Progress | None = None) -> AddReport:
+        """Add new documents, re-index changed ones (same id, new text), skip unchanged ones.
+
+        Atomic: either every document of the call becomes visible, or none does.
+        """
+        t0 = time.perf_counter()
+        report = AddReport()
+        with self._write_lock():
+            tables = self._writable_tables()
+            known = self.document_hashes_from(tables[DOCUMENTS])
+            todo: list[Document] = []
+            for d in docs:
+                h = _sha256(d.text)
+                if d.id not in known:
+                    report.added.append(d.id)
+                    todo.append(d)
+                elif known[d.id] != h:
+                    report.updated.append(d.id)
+                    todo.append(d)
+                else:
+                    report.unchanged.append(d.id)
+            if not todo:
+                report.seconds = time.perf_counter() - t0
+                return report
+            if report.updated:
+                for i in range(0, len(report.updated), 500):
+                    batch = report.updated[i : i + 500]
+                    tables[CHUNKS].delete(_in_clause("doc_id", batch))
+                    tables[DOCUMENTS].delete(_in_clause("doc_id", batch))
+            n_chunks, n_tokens = self._write_documents(tables, todo, progress)
+            report.n_chunks, report.n_tokens = n_chunks, n_tokens
+            self._commit(tables, progress)
+        self._pin()
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def add_paths(
+        self, paths: Sequence[str | Path], progress: Progress | None = None
+    ) -> tuple[AddReport, list[tuple[str, str]]]:
+        """Read files/folders (see :mod:`ragsieve.io`) and :meth:`add` them.
+
+        Returns the add report and the skipped files with their reasons.
+        """
+        from ragsieve.io import load_paths
+
+        loaded = load_paths(paths)
+        return self.add(loaded.documents, progress), loaded.skipped
+
+    def remove(self, doc_ids: Sequence[str]) -> list[str]:
+        """Remove documents by id; returns the ids that were present. Atomic like :meth:`add`."""
+        with self._write_lock():
+            tables = self._writable_tables()
+            known = self.document_hashes_from(tables[DOCUMENTS])
+            present = [d for d in doc_ids if d in known]
+            if not present:
+                return []
+            for i in range(0, len(present), 500):
+                batch = present[i : i + 500]
+                tables[CHUNKS].delete(_in_clause("doc_id", batch))
+                tables[DOCUMENTS].delete(_in_clause("doc_id", batch))
+            self._commit(tables, None)
+        self._pin()
+        return present
+
+    @staticmethod
+    def document_hashes_from(table: Any) -> dict[str, str]:
+        t = table.to_arrow().select(["doc_id", "sha256"])
+        return dict(zip(t["doc_id"].to_pylist(), t["sha256"].to_pylist(), strict=True))
+
+    def _write_documents(
+        self, tables: dict[str, Any], docs: list[Document], progress: Progress | None
+    ) -> tuple[int, int]:
+        segmenter = get_segmenter(self.config.chunker, chunk_tokens=self.config.chunk_tokens)
+        embedder = self.embedder
+        total_chunks = total_tokens = 0
+        pending_chunks: list[Chunk] = []
+        pending_docs: list[tuple[Document, int]] = []
+        done_docs = 0
+
+        def flush() -> None:
+            nonlocal total_chunks, total_tokens
+            if not pending_docs:
+                return
+            vecs = embedder.embed([c.text for c in pending_chunks]) if pending_chunks else None
+            if pending_chunks:
+                tables[CHUNKS].add(_chunks_to_arrow(pending_chunks, vecs, self.manifest["dim"]))
+            tables[DOCUMENTS].add(_docs_to_arrow(pending_docs))
+            total_chunks += len(pending_chunks)
+            total_tokens += sum(c.n_tokens for c in pending_chunks)
+            pending_chunks.clear()
+            pending_docs.clear()
+
+        for i in range(0, len(docs), 64):
+            batch = docs[i : i + 64]
+            for d, chunks in zip(batch, segmenter.segment(list(batch)), strict=True):
+                pending_chunks.extend(chunks)
+                pending_docs.append((d, len(chunks)))
+            done_docs += len(batch)
+            if len(pending_chunks) >= WRITE_BATCH_CHUNKS:
+                flush()
+            if progress:
+                progress("index", done_docs, len(docs))
+        flush()
+        return total_chunks, total_tokens
+
+    def _commit(self, tables: dict[str, Any], progress: Progress | None) -> None:
+        from lancedb.index import FTS
+
+        chunks = tables[CHUNKS]
+        n_chunks = chunks.count_rows()
+        if progress:
+            progress("full-text index", 0, 1)
+        if n_chunks:
+            chunks.create_index("text", config=FTS(), replace=True)
+        n_tokens = 0
+        if n_chunks:
+            col = chunks.to_arrow().column("n_tokens")
+            n_tokens = int(pc.sum(col).as_py() or 0)
+        manifest = dict(self.manifest)
+        manifest.update(
+            tables={name: t.version for name, t in tables.items()},
+            n_documents=tables[DOCUMENTS].count_rows(),
+            n_chunks=n_chunks,
+            n_tokens=n_tokens,
+            fts=bool(n_chunks),
+            updated=time.time(),
+        )
+        _write_manifest(self.path, manifest)  # the commit point
+        self.manifest = manifest
+        for t in tables.values():
+            with contextlib.suppress(Exception):  # clean-up is best effort
+                t.to_lance().cleanup_old_versions(older_than=KEEP_OLD_VERSIONS)
+        if progress:
+            progress("full-text index", 1, 1)
+
+
+def _chunks_to_arrow(chunks: list[Chunk], vecs: np.ndarray | None, dim: int) -> pa.Table:
+    assert vecs is not None
+    flat = pa.array(np.asarray(vecs, dtype=np.float32).reshape(-1), type=pa.float32())
+    return pa.Table.from_arrays(
+        [
+            pa.array([c.id for c in chunks]),
+            pa.array([c.doc_id for c in chunks]),
+            pa.array([c.index for c in chunks], type=pa.int32()),
+            pa.array([c.title for c in chunks]),
+            pa.array([c.text for c in chunks]),
+            pa.array([c.start for c in chunks], type=pa.int64()),
+            pa.array([c.end for c in chunks], type=pa.int64()),
+            pa.array([c.sent_start for c in chunks], type=pa.int32()),
+            pa.array([c.sent_end for c in chunks], type=pa.int32()),
+            pa.array([c.n_tokens for c in chunks], type=pa.int32()),
+            pa.FixedSizeListArray.from_arrays(flat, dim),
+        ],
+        schema=chunk_schema(dim),
+    )
+
+
+def _docs_to_arrow(docs: list[tuple[Document, int]]) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "doc_id": d.id,
+                "title": d.title,
+                "source": d.source,
+                "sha256": _sha256(d.text),
+                "n_chars": len(d.text),
+                "n_chunks": n,
+                "text": d.text,
+            }
+            for d, n in docs
+        ],
+        schema=DOC_SCHEMA,
+    )
+
+
+def _read_manifest(p: Path) -> dict[str, Any]:
+    if not p.exists():
+        raise IndexStoreError(f"no index at {p} (create one with: ragsieve index PATH --index {p})")
+    if not p.is_dir():
+        raise IndexStoreError(f"{p} is not an index directory")
+    mf = p / MANIFEST
+    if not mf.exists():
+        raise IndexStoreError(f"{p} is not a ragsieve index (no {MANIFEST})")
+    try:
+        m = json.loads(mf.read_text("utf-8"))
+    except (OSError, ValueError) as e:
+        raise IndexStoreError(f"index {p} is corrupt: unreadable {MANIFEST}") from e
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
+        raise IndexStoreError(f"index {p} is corrupt: {MANIFEST} is not a ragsieve manifest")
+    if m.get("format_version", 0) > FORMAT_VERSION:
+        raise IndexStoreError(
+            f"index {p} was written by a newer ragsieve (format {m['format_version']})"
+        )
+    try:
+        IndexConfig(**m["config"])
+        {str(k): int(v) for k, v in m["tables"].items()}
+    except (KeyError, TypeError, ValueError) as e:
+        raise IndexStoreError(f"index {p} is corrupt: bad {MANIFEST} ({e})") from e
+    return m
+
+
+def _write_manifest(p: Path, manifest: dict[str, Any]) -> None:
+    tmp = p / f".{MANIFEST}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, p / MANIFEST)
+    dfd = os.open(p, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)

@@ -1,0 +1,165 @@
+"""Reading user files into :class:`~ragsieve.types.Document` objects.
+
+Supported: ``.txt``, ``.md`` (and ``.markdown``, ``.rst``), and ``.jsonl`` with one
+``{"id", "title", "text"}`` object per line. Folders are walked recursively (hidden entries
+skipped). A file named explicitly that is empty, binary or not UTF-8 is an error; inside a folder
+such files are skipped with a warning, because one stray PDF must not stop a corpus from indexing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragsieve.errors import InputError
+from ragsieve.types import Document
+
+log = logging.getLogger(__name__)
+
+TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".rst", ".text"}
+JSONL_SUFFIXES = {".jsonl"}
+SUPPORTED = TEXT_SUFFIXES | JSONL_SUFFIXES
+
+
+@dataclass
+class LoadReport:
+    """What ``load_paths`` read and what it skipped (with the reason), for the CLI to print."""
+
+    documents: list[Document] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _doc_id(path: Path) -> str:
+    # Absolute paths keep ids stable whatever the working directory of a later re-index.
+    return str(path.resolve())
+
+
+def _read_text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror}") from e
+    if b"\x00" in raw[:8192]:
+        raise InputError(f"{path} looks binary (NUL bytes); only UTF-8 text is indexed")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path} is not valid UTF-8 (byte {e.start}); convert it first") from e
+    if not text.strip():
+        raise InputError(f"{path} is empty")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _title_of(path: Path, text: str) -> str:
+    if path.suffix.lower() in {".md", ".markdown"}:
+        for line in text.splitlines():
+            s = line.strip()
+            if s.startswith("#"):
+                return s.lstrip("#").strip()
+            if s:
+                break
+    return path.stem
+
+
+def _read_jsonl(path: Path) -> list[Document]:
+    text = _read_text(path)
+    docs: list[Document] = []
+    seen: set[str] = set()
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path}:{n}: invalid JSON ({e.msg})") from e
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}:{n}: expected an object with id, title, text")
+        body = obj.get("text")
+        if not isinstance(body, str) or not body.strip():
+            raise InputError(f"{path}:{n}: missing or empty 'text'")
+        rid = obj.get("id", f"{n}")
+        if not isinstance(rid, str | int):
+            raise InputError(f"{path}:{n}: 'id' must be a string or integer")
+        doc_id = str(rid)
+        if doc_id in seen:
+            raise InputError(f"{path}:{n}: duplicate id {doc_id!r}")
+        seen.add(doc_id)
+        title = obj.get("title") or ""
+        if not isinstance(title, str):
+            raise InputError(f"{path}:{n}: 'title' must be a string")
+        docs.append(
+            Document(
+                id=doc_id,
+                text=body.replace("\r\n", "\n"),
+                title=title,
+                source=f"{path.resolve()}:{n}",
+            )
+        )
+    if not docs:
+        raise InputError(f"{path} has no records")
+    return docs
+
+
+def read_file(path: Path) -> list[Document]:
+    """Documents from one file (a .jsonl file yields one per line)."""
+    suffix = path.suffix.lower()
+    if suffix in JSONL_SUFFIXES:
+        return _read_jsonl(path)
+    if suffix not in TEXT_SUFFIXES:
+        raise InputError(
+            f"{path}: unsupported file type {suffix or '(none)'}; "
+            f"use one of {', '.join(sorted(SUPPORTED))}"
+        )
+    text = _read_text(path)
+    return [
+        Document(id=_doc_id(path), text=text, title=_title_of(path, text), source=str(path))
+    ]
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if p.is_file():
+            yield p
+
+
+def load_paths(paths: Iterable[str | Path]) -> LoadReport:
+    """Load every path (files or folders).
+
+    Explicit files must be readable; within folders, unsupported, binary, empty or non-UTF-8
+    files are skipped and reported. Raises :class:`InputError` if nothing usable remains.
+    """
+    report = LoadReport()
+    given = [Path(p) for p in paths]
+    if not given:
+        raise InputError("no input paths given")
+    for path in given:
+        if not path.exists():
+            raise InputError(f"no such file or directory: {path}")
+        if path.is_dir():
+            for f in _walk(path):
+                if f.suffix.lower() not in SUPPORTED:
+                    report.skipped.append((str(f), "unsupported file type"))
+                    continue
+                try:
+                    report.documents.extend(read_file(f))
+                except InputError as e:
+                    report.skipped.append((str(f), str(e)))
+                    log.warning("skipping %s", e)
+        else:
+            report.documents.extend(read_file(path))
+    if not report.documents:
+        raise InputError(
+            "no readable documents found in " + ", ".join(str(p) for p in given)
+        )
+    ids: dict[str, str] = {}
+    for d in report.documents:
+        if d.id in ids:
+            raise InputError(f"duplicate document id {d.id!r} in {d.source} and {ids[d.id]}")
+        ids[d.id] = d.source
+    return report

@@ -1,0 +1,109 @@
+"""Retrievers over an :class:`~ragsieve.index.Index`.
+
+Batch-first: ``retrieve(queries, k)`` returns one ranked list per query, so dense retrieval
+embeds all queries of an evaluation run in one pass. Raw scores are kept in ``Scored.scores``
+under the retriever's name; ``Scored.score`` is the retriever's own score (cosine for dense,
+BM25 for bm25, RRF for hybrid) until a reranker replaces it with a calibrated [0, 1] score.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from ragsieve.errors import ConfigError, InputError
+from ragsieve.types import Chunk, Scored
+
+if TYPE_CHECKING:
+    from ragsieve.index import Index
+
+#: Reciprocal rank fusion constant from Cormack et al. (2009), used by most hybrid search stacks.
+RRF_K = 60
+
+
+def _check_queries(queries: list[str]) -> None:
+    for q in queries:
+        if not q or not q.strip():
+            raise InputError("the query is empty")
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    name: str
+
+    def retrieve(self, queries: list[str], k: int) -> list[list[Scored]]: ...
+
+
+class DenseRetriever:
+    """Cosine similarity between the query embedding and the chunk vectors."""
+
+    name = "dense"
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+    def retrieve(self, queries: list[str], k: int) -> list[list[Scored]]:
+        _check_queries(queries)
+        qv = self.index.embedder.embed(queries)
+        return [
+            [Scored(c, s, {"dense": s}) for c, s in hits]
+            for hits in self.index.dense_search(qv, k)
+        ]
+
+
+class BM25Retriever:
+    """Okapi BM25 over chunk text (Lance's native inverted index: stemmed, stop words removed)."""
+
+    name = "bm25"
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+    def retrieve(self, queries: list[str], k: int) -> list[list[Scored]]:
+        _check_queries(queries)
+        return [
+            [Scored(c, s, {"bm25": s}) for c, s in self.index.bm25_search(q, k)]
+            for q in queries
+        ]
+
+
+class HybridRetriever:
+    """Reciprocal rank fusion of dense and BM25: score = sum 1 / (RRF_K + rank)."""
+
+    name = "hybrid"
+
+    def __init__(self, index: Index, depth: int | None = None) -> None:
+        self.dense = DenseRetriever(index)
+        self.bm25 = BM25Retriever(index)
+        self.depth = depth
+
+    def retrieve(self, queries: list[str], k: int) -> list[list[Scored]]:
+        depth = self.depth or max(2 * k, 20)
+        dense = self.dense.retrieve(queries, depth)
+        sparse = self.bm25.retrieve(queries, depth)
+        out: list[list[Scored]] = []
+        for dl, sl in zip(dense, sparse, strict=True):
+            fused: dict[str, float] = {}
+            chunks: dict[str, Chunk] = {}
+            raw: dict[str, dict[str, float]] = {}
+            for lst in (dl, sl):
+                for rank, s in enumerate(lst, start=1):
+                    cid = s.chunk.id
+                    fused[cid] = fused.get(cid, 0.0) + 1.0 / (RRF_K + rank)
+                    chunks[cid] = s.chunk
+                    raw.setdefault(cid, {}).update(s.scores)
+            ranked = sorted(fused, key=lambda c: (-fused[c], c))[:k]
+            out.append([Scored(chunks[c], fused[c], {**raw[c], "rrf": fused[c]}) for c in ranked])
+        return out
+
+
+_REGISTRY = {"dense": DenseRetriever, "bm25": BM25Retriever, "hybrid": HybridRetriever}
+
+
+def known_retrievers() -> list[str]:
+    return list(_REGISTRY)
+
+
+def get_retriever(name: str, index: Index) -> Retriever:
+    if name not in _REGISTRY:
+        raise ConfigError(f"unknown retriever {name!r}: use one of {', '.join(_REGISTRY)}")
+    return _REGISTRY[name](index)

@@ -1,0 +1,166 @@
+"""The Segmenter protocol, sentence extraction, and the registry of chunkers.
+
+All chunkers work on whole sentences (from :func:`ragsieve.text.split_sentences`) so that a chunk
+is always a sentence range ``[sent_start, sent_end)`` of its document with exact character
+offsets. Sentence-level stages (Pareto vectors, SAKI links) can then map chunks back to sentences.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from ragsieve.errors import ConfigError
+from ragsieve.text import count_tokens_batch, split_sentences
+from ragsieve.types import Chunk, Document, Sentence
+
+
+def sentences_of(doc: Document) -> list[Sentence]:
+    """The sentences of ``doc`` with their spans."""
+    return [
+        Sentence(doc.id, i, a, b, doc.text[a:b])
+        for i, (a, b) in enumerate(split_sentences(doc.text))
+    ]
+
+
+def chunk_id(doc_id: str, index: int) -> str:
+    """A short, stable chunk id: a hash of the document id plus the chunk's ordinal."""
+    h = hashlib.sha1(doc_id.encode("utf-8")).hexdigest()[:12]
+    return f"{h}:{index}"
+
+
+def make_chunk(
+    doc: Document, index: int, sents: list[Sentence], n_tokens: int, start: int | None = None,
+    end: int | None = None,
+) -> Chunk:
+    """A chunk covering ``sents`` (optionally only ``[start, end)`` inside them)."""
+    a = sents[0].start if start is None else start
+    b = sents[-1].end if end is None else end
+    return Chunk(
+        id=chunk_id(doc.id, index),
+        doc_id=doc.id,
+        index=index,
+        text=doc.text[a:b],
+        start=a,
+        end=b,
+        sent_start=sents[0].index,
+        sent_end=sents[-1].index + 1,
+        n_tokens=n_tokens,
+        title=doc.title,
+    )
+
+
+@runtime_checkable
+class Segmenter(Protocol):
+    """Cuts documents into chunks. Batch-first: one list of chunks per document."""
+
+    name: str
+
+    def segment(self, docs: list[Document]) -> list[list[Chunk]]: ...
+
+
+def pack_sentences(
+    doc: Document, sents: list[Sentence], max_tokens: int, first_index: int = 0
+) -> list[Chunk]:
+    """Greedy packing of whole sentences into chunks of at most ``max_tokens`` tokens.
+
+    This is Naive RAG as SAGE (Section VII-A) and CARROT define it: "contiguous sentences less
+    than a fixed length", a sentence that would overflow moves intact to the next chunk. A single
+    sentence longer than ``max_tokens`` (tables, code, run-on text) is cut at whitespace into
+    pieces of at most ``max_tokens`` tokens, so no chunk exceeds the limit.
+    """
+    if not sents:
+        return []
+    counts = count_tokens_batch([s.text for s in sents])
+    chunks: list[Chunk] = []
+    cur: list[Sentence] = []
+    cur_tokens = 0
+    idx = first_index
+
+    def flush() -> None:
+        nonlocal cur, cur_tokens, idx
+        while cur:
+            # Count the joined span: separators between sentences can add a token or two.
+            n = count_tokens_batch([doc.text[cur[0].start : cur[-1].end]])[0]
+            if n > max_tokens and len(cur) > 1:
+                # Rare overshoot of the estimate: emit all but the last sentence, carry it.
+                last = cur.pop()
+                flush()
+                cur = [last]
+                continue
+            chunks.append(make_chunk(doc, idx, cur, n))
+            idx += 1
+            cur = []
+        cur_tokens = 0
+
+    for s, n in zip(sents, counts, strict=True):
+        if n > max_tokens:
+            flush()
+            for a, b, pn in _split_long(doc.text, s.start, s.end, max_tokens):
+                chunks.append(make_chunk(doc, idx, [s], pn, a, b))
+                idx += 1
+            continue
+        # +1 allows for the separator token between sentences.
+        if cur and cur_tokens + n + 1 > max_tokens:
+            flush()
+        cur.append(s)
+        cur_tokens += n + (1 if len(cur) > 1 else 0)
+    flush()
+    return chunks
+
+
+def _split_long(text: str, start: int, end: int, max_tokens: int) -> list[tuple[int, int, int]]:
+    """Cut ``text[start:end]`` at whitespace into pieces of at most ``max_tokens`` tokens."""
+    words: list[tuple[int, int]] = []
+    i = start
+    while i < end:
+        while i < end and text[i].isspace():
+            i += 1
+        j = i
+        while j < end and not text[j].isspace():
+            j += 1
+        if j > i:
+            words.append((i, j))
+        i = j
+    counts = count_tokens_batch([text[a:b] for a, b in words])
+    pieces: list[tuple[int, int, int]] = []
+    ps = pe = -1
+    pt = 0
+    for (a, b), n in zip(words, counts, strict=True):
+        if ps >= 0 and pt + n + 1 > max_tokens:
+            pieces.append((ps, pe, pt))
+            ps, pt = -1, 0
+        if ps < 0:
+            ps, pt = a, n
+        else:
+            pt += n + 1
+        pe = b
+    if ps >= 0:
+        pieces.append((ps, pe, pt))
+    # A single "word" longer than the limit (a base64 blob) stays one piece: we never cut words.
+    return pieces
+
+
+_REGISTRY: dict[str, Callable[..., Segmenter]] = {}
+
+
+def register(name: str) -> Callable[[Callable[..., Segmenter]], Callable[..., Segmenter]]:
+    def deco(cls: Callable[..., Segmenter]) -> Callable[..., Segmenter]:
+        _REGISTRY[name] = cls
+        return cls
+
+    return deco
+
+
+def known_segmenters() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def get_segmenter(name: str, **options: Any) -> Segmenter:
+    """Instantiate a registered segmenter by short name (``fixed``, ``paragraph``, ...)."""
+    if name not in _REGISTRY:
+        raise ConfigError(
+            f"unknown chunker {name!r}: use one of {', '.join(known_segmenters())}"
+        )
+    return _REGISTRY[name](**options)

@@ -1,0 +1,44 @@
+"""Shared fixtures: the real packaged embedder and a real LanceDB index of the sample corpus."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO / "examples" / "corpus"
+SHARED_DATA = Path(os.environ.get("RAGSIEVE_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared benchmark data not found at {SHARED_DATA} (set RAGSIEVE_DATA)")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def sample_index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real index of the sample corpus, built once per session (read-only for tests)."""
+    from ragsieve.index import Index
+
+    path = tmp_path_factory.mktemp("sample") / "index"
+    idx = Index.create(path)
+    idx.add_paths([CORPUS])
+    return path
+
+
+@pytest.fixture()
+def writable_index(sample_index_dir: Path, tmp_path: Path) -> Path:
+    """A private copy of the sample index that a test may modify."""
+    dst = tmp_path / "index"
+    shutil.copytree(sample_index_dir, dst)
+    return dst

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import pytest
+
+from ragsieve.errors import ConfigError
+from ragsieve.segment import get_segmenter, sentences_of
+from ragsieve.text import count_tokens
+from ragsieve.types import Document
+
+TEXT = (
+    "# Title\n\nThe first paragraph has a sentence. It has another one too.\n\n"
+    "The second paragraph talks about bees. Bees make honey from nectar. "
+    "They dance to share directions.\n\nA third, short paragraph."
+)
+
+
+def _check_offsets(doc: Document, chunks: list) -> None:
+    for c in chunks:
+        assert c.text == doc.text[c.start : c.end]
+        assert c.doc_id == doc.id
+        assert c.n_tokens == count_tokens(c.text)
+    # Chunks are in order and cover every sentence exactly once.
+    sents = sentences_of(doc)
+    covered = [i for c in chunks for i in range(c.sent_start, c.sent_end)]
+    assert sorted(set(covered)) == list(range(len(sents)))
+
+
+@pytest.mark.parametrize("tokens", [12, 20, 200])
+def test_fixed_packs_whole_sentences_up_to_the_limit(tokens: int) -> None:
+    doc = Document("d", TEXT)
+    chunks = get_segmenter("fixed", chunk_tokens=tokens).segment([doc])[0]
+    _check_offsets(doc, chunks)
+    assert all(c.n_tokens <= tokens for c in chunks)
+    assert [c.index for c in chunks] == list(range(len(chunks)))
+    if tokens == 200:
+        assert len(chunks) == 1
+
+
+def test_fixed_splits_an_overlong_sentence_at_whitespace() -> None:
+    doc = Document("d", "word " * 300 + "end.")
+    chunks = get_segmenter("fixed", chunk_tokens=50).segment([doc])[0]
+    assert len(chunks) >= 6
+    assert all(c.n_tokens <= 50 for c in chunks)
+    assert all(c.text == doc.text[c.start : c.end] for c in chunks)
+    assert "".join(c.text.replace(" ", "") for c in chunks) == doc.text.replace(" ", "")
+
+
+def test_paragraph_chunker_keeps_paragraphs_and_attaches_headings() -> None:
+    doc = Document("d", TEXT)
+    chunks = get_segmenter("paragraph").segment([doc])[0]
+    _check_offsets(doc, chunks)
+    assert len(chunks) == 3
+    assert chunks[0].text.startswith("# Title")
+    assert chunks[1].text.startswith("The second paragraph")
+    assert chunks[2].text == "A third, short paragraph."
+
+
+def test_unknown_chunker_and_bad_size() -> None:
+    with pytest.raises(ConfigError, match="unknown chunker"):
+        get_segmenter("nope")
+    with pytest.raises(ConfigError, match="at least"):
+        get_segmenter("fixed", chunk_tokens=0)
