@@ -44,8 +44,13 @@ def _progress() -> tuple[Any, Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     prog = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=_err_console(), transient=True, disable=not sys.stderr.isatty(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=_err_console(),
+        transient=True,
+        disable=not sys.stderr.isatty(),
     )
     tasks: dict[str, Any] = {}
 
@@ -129,9 +134,16 @@ def index(
 
 def _scored_json(items: list[Any]) -> list[dict[str, Any]]:
     return [
-        {"chunk_id": s.chunk.id, "doc_id": s.chunk.doc_id, "title": s.chunk.title,
-         "text": s.chunk.text, "score": s.score, "start": s.chunk.start, "end": s.chunk.end,
-         "tokens": s.chunk.n_tokens}
+        {
+            "chunk_id": s.chunk.id,
+            "doc_id": s.chunk.doc_id,
+            "title": s.chunk.title,
+            "text": s.chunk.text,
+            "score": s.score,
+            "start": s.chunk.start,
+            "end": s.chunk.end,
+            "tokens": s.chunk.n_tokens,
+        }
         for s in items
     ]
 
@@ -208,6 +220,91 @@ def ask(
     )
 
 
+@app.command("eval")
+def eval_cmd(
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset", help="Built-in: squad, hotpotqa, hotpotqa-sent, qasper, quality, msmarco."
+        ),
+    ] = None,
+    data: Annotated[Path | None, typer.Option(help="Generic questions JSONL.")] = None,
+    corpus: Annotated[Path | None, typer.Option(help="Shared corpus JSONL (with --data).")] = None,
+    methods: Annotated[
+        str, typer.Option(help="Comma-separated methods; NAME[key=value,...] sets options.")
+    ] = "naive",
+    budget: Annotated[int | None, typer.Option(min=1, help="Context token budget.")] = None,
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Chunks (top-k).")] = 10,
+    limit: Annotated[int | None, typer.Option(min=1, help="First N questions.")] = None,
+    pool: Annotated[
+        bool, typer.Option("--pool", help="All per-question documents as one open corpus.")
+    ] = False,
+    no_llm: Annotated[
+        bool, typer.Option("--no-llm", help="Context metrics only (no answers).")
+    ] = False,
+    llm: Annotated[str, typer.Option(help="LLM spec (see ask).")] = "local",
+    retriever: Annotated[str, typer.Option(help="dense | bm25 | hybrid.")] = "dense",
+    reranker: Annotated[str | None, typer.Option(help="Rerank before selection.")] = None,
+    chunker: Annotated[str, typer.Option(help="Chunker of the evaluation index.")] = "fixed",
+    chunk_tokens: Annotated[int, typer.Option(min=8, help="Chunk size in tokens.")] = 200,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Answer length cap.")] = 64,
+    price_in: Annotated[
+        float, typer.Option(min=0, help="$ per 1M input tokens (SAGE Eq. 1).")
+    ] = 10.0,
+    price_out: Annotated[float, typer.Option(min=0, help="$ per 1M output tokens.")] = 30.0,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Benchmark data folder (default ../shared/data).")
+    ] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Where evaluation indexes live.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write results, table and plot here.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Evaluate methods on a benchmark: context, ranked-list, answer and cost metrics."""
+    from ragsieve.evaluate.runner import (
+        EvalConfig,
+        markdown_table,
+        parse_methods,
+        run_eval,
+        select_dataset,
+        write_outputs,
+    )
+
+    cfg = EvalConfig(
+        methods=parse_methods(methods),
+        k=k,
+        budget=budget,
+        retriever=retriever,
+        reranker=reranker,
+        no_llm=no_llm,
+        llm=llm,
+        max_tokens=max_tokens,
+        chunker=chunker,
+        chunk_tokens=chunk_tokens,
+        price_in_per_m=price_in,
+        price_out_per_m=price_out,
+        cache_dir=cache_dir,
+    )
+    from ragsieve.pipeline import get_method, known_methods
+
+    for spec in cfg.methods:
+        if spec.name not in known_methods():
+            get_method(spec.name, None)  # raises the one-line unknown-method error
+    ds = select_dataset(dataset, data, corpus, limit, pool, data_dir)
+    prog, cb = _progress()
+    with prog:
+        results = run_eval(ds, cfg, progress=cb)
+    if out is not None:
+        write_outputs(results, out)
+    if as_json:
+        _print_json({k: v for k, v in results.items() if k != "per_question"})
+    else:
+        typer.echo(markdown_table(results))
+        if out is not None:
+            typer.echo(
+                f"\nwrote {out}/results.json, per_question.jsonl, table.md, quality_vs_tokens.png"
+            )
+
+
 @app.command()
 def rm(
     doc_ids: Annotated[list[str], typer.Argument(help="Document ids (paths as indexed).")],
@@ -240,6 +337,23 @@ def info(index_dir: IndexOpt, as_json: JsonOpt = False) -> None:
         return
     for key, value in stats.items():
         typer.echo(f"{key}: {value}")
+
+
+def _register_plugins() -> None:
+    """Commands that live beside their stage (``train-reranker`` etc.) add themselves here."""
+    import importlib
+
+    for mod in ("ragsieve.rerank.cli",):
+        try:
+            module = importlib.import_module(mod)
+        except ModuleNotFoundError as e:
+            if e.name != mod:
+                raise
+            continue
+        module.register(app)
+
+
+_register_plugins()
 
 
 def main() -> None:

@@ -16,20 +16,22 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragsieve.errors import ConfigError, InputError
+from ragsieve.evaluate.cost import DEFAULT_PRICE_IN_PER_M, DEFAULT_PRICE_OUT_PER_M, llm_cost
 from ragsieve.rerank import get_reranker, rerank
 from ragsieve.retrieve import get_retriever
+from ragsieve.retrieve.base import DocFilter
 from ragsieve.select import BudgetSelector, TopKSelector
 from ragsieve.select.base import Selector
-from ragsieve.types import Answer, Context, Scored, Usage
+from ragsieve.types import Answer, Context, Scored
 
 if TYPE_CHECKING:
     from ragsieve.index import Index
     from ragsieve.llm import LLM
 
-#: Default prices for SAGE's cost (Eq. 1), in dollars per 1M tokens: GPT-4o-mini's list prices,
-#: the model SAGE's cost-efficiency experiments use. Configurable everywhere.
-PRICE_IN_PER_M = 0.15
-PRICE_OUT_PER_M = 0.60
+#: Default prices for SAGE's cost (Eq. 1), dollars per 1M tokens: the only prices SAGE states
+#: (Sec. II-B); configurable everywhere (see ragsieve.evaluate.cost.PRICES).
+PRICE_IN_PER_M = DEFAULT_PRICE_IN_PER_M
+PRICE_OUT_PER_M = DEFAULT_PRICE_OUT_PER_M
 
 
 @dataclass
@@ -67,8 +69,12 @@ def _timed(timings: dict[str, float], stage: str) -> Callable[[], None]:
 
 def _scored_trace(items: list[Scored], limit: int = 50) -> list[dict[str, Any]]:
     return [
-        {"chunk_id": s.chunk.id, "score": round(s.score, 6),
-         "scores": {k: round(v, 6) for k, v in s.scores.items()}, "tokens": s.chunk.n_tokens}
+        {
+            "chunk_id": s.chunk.id,
+            "score": round(s.score, 6),
+            "scores": {k: round(v, 6) for k, v in s.scores.items()},
+            "tokens": s.chunk.n_tokens,
+        }
         for s in items[:limit]
     ]
 
@@ -81,7 +87,8 @@ class Method:
     def __init__(self, index: Index) -> None:
         self.index = index
 
-    def retrieve(self, questions: list[str]) -> list[Retrieval]:
+    def retrieve(self, questions: list[str], doc_ids: DocFilter = None) -> list[Retrieval]:
+        """Select the context for each question; ``doc_ids`` restricts each to some documents."""
         raise NotImplementedError
 
     def config_dict(self) -> dict[str, Any]:
@@ -101,8 +108,13 @@ class Method:
         """Retrieve, then answer with ``llm``; the answer carries the full trace."""
         r = self.retrieve([question])[0]
         return generate_answer(
-            self.name, r, llm, options=options, max_tokens=max_tokens,
-            price_in_per_m=price_in_per_m, price_out_per_m=price_out_per_m,
+            self.name,
+            r,
+            llm,
+            options=options,
+            max_tokens=max_tokens,
+            price_in_per_m=price_in_per_m,
+            price_out_per_m=price_out_per_m,
             config=self.config_dict(),
         )
 
@@ -129,21 +141,27 @@ def generate_answer(
     gen = llm.generate(messages, max_tokens=max_tokens, temperature=0.0)
     stop()
     usage = gen.usage
-    cost = llm_cost(usage, price_in_per_m, price_out_per_m)
-    trace = {**r.trace, "config": config or {},
-             "llm": {"model": gen.model or getattr(llm, "name", ""),
-                     "prompt_tokens": usage.prompt_tokens,
-                     "completion_tokens": usage.completion_tokens,
-                     "finish_reason": gen.finish_reason}}
+    cost = llm_cost(usage.prompt_tokens, usage.completion_tokens, price_in_per_m, price_out_per_m)
+    trace = {
+        **r.trace,
+        "config": config or {},
+        "llm": {
+            "model": gen.model or getattr(llm, "name", ""),
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "finish_reason": gen.finish_reason,
+        },
+    }
     return Answer(
-        question=r.question, text=gen.text.strip(), context=r.context, usage=usage,
-        cost=cost, timings=timings, trace=trace, method=method,
+        question=r.question,
+        text=gen.text.strip(),
+        context=r.context,
+        usage=usage,
+        cost=cost,
+        timings=timings,
+        trace=trace,
+        method=method,
     )
-
-
-def llm_cost(usage: Usage, price_in_per_m: float, price_out_per_m: float) -> float:
-    """SAGE Eq. 1: cost = I_t * c_i + O_t * c_o (prices given per million tokens)."""
-    return (usage.prompt_tokens * price_in_per_m + usage.completion_tokens * price_out_per_m) / 1e6
 
 
 class NaiveMethod(Method):
@@ -158,14 +176,12 @@ class NaiveMethod(Method):
         if c.k < 1:
             raise ConfigError(f"k must be at least 1, got {c.k}")
         self.retriever = get_retriever(c.retriever, index)
-        self.reranker = (
-            get_reranker(c.reranker, index.config.embedder) if c.reranker else None
-        )
+        self.reranker = get_reranker(c.reranker, index.config.embedder) if c.reranker else None
         self.selector: Selector = (
             BudgetSelector(c.budget) if c.budget is not None else TopKSelector(c.k)
         )
 
-    def retrieve(self, questions: list[str]) -> list[Retrieval]:
+    def retrieve(self, questions: list[str], doc_ids: DocFilter = None) -> list[Retrieval]:
         for q in questions:
             if not q or not q.strip():
                 raise InputError("the question is empty")
@@ -173,7 +189,7 @@ class NaiveMethod(Method):
         depth = c.k if (c.budget is None and self.reranker is None) else max(c.k, c.candidates)
         timings: dict[str, float] = {}
         stop = _timed(timings, "retrieve")
-        hits = self.retriever.retrieve(questions, depth)
+        hits = self.retriever.retrieve(questions, depth, doc_ids)
         stop()
         per_q = timings["retrieve"] / max(1, len(questions))
         out: list[Retrieval] = []
@@ -211,11 +227,17 @@ def register_method(name: str) -> Callable[[Callable[..., Method]], Callable[...
 
 
 def _naive_factory(
-    index: Index, *, k: int = 10, budget: int | None = None, retriever: str = "dense",
-    reranker: str | None = None, **_: Any,
+    index: Index,
+    *,
+    k: int = 10,
+    budget: int | None = None,
+    retriever: str = "dense",
+    reranker: str | None = None,
+    **_: Any,
 ) -> Method:
-    return NaiveMethod(index, NaiveConfig(k=k, budget=budget, retriever=retriever,
-                                          reranker=reranker))
+    return NaiveMethod(
+        index, NaiveConfig(k=k, budget=budget, retriever=retriever, reranker=reranker)
+    )
 
 
 register_method("naive")(_naive_factory)
@@ -225,7 +247,7 @@ def known_methods() -> list[str]:
     return sorted(_METHODS)
 
 
-def get_method(name: str, index: Index, **options: Any) -> Method:
+def get_method(name: str, index: Index | None, **options: Any) -> Method:
     """Instantiate a method by name with CLI-style options (k, budget, retriever, reranker)."""
     if name not in _METHODS:
         raise ConfigError(f"unknown method {name!r}: use one of {', '.join(known_methods())}")

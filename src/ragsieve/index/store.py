@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragsieve.embed import get_embedder
+from ragsieve.embed import Embedder, get_embedder
 from ragsieve.errors import ConfigError, IndexStoreError, InputError
 from ragsieve.segment import get_segmenter
 from ragsieve.types import Chunk, Document
@@ -49,6 +49,14 @@ WRITE_BATCH_CHUNKS = int(os.environ.get("RAGSIEVE_WRITE_BATCH_CHUNKS", "2048"))
 #: Old Lance versions younger than this survive clean-up, so a reader that opened the previous
 #: manifest a moment ago can finish its query.
 KEEP_OLD_VERSIONS = timedelta(minutes=10)
+#: From this many chunks on, a vector (ANN) index is built: brute-force cosine over 61k chunks
+#: measured 62 ms p50 on 2 cores (BENCHMARKS.md), too slow for interactive search.
+ANN_MIN_ROWS = int(os.environ.get("RAGSIEVE_ANN_MIN_ROWS", "50000"))
+#: Rebuild the ANN index when more than this share of rows is not in it (new rows are searched
+#: exhaustively until then, so results stay exact for them).
+ANN_MAX_UNINDEXED = 0.2
+#: IVF partitions probed per query; with IVF_HNSW_SQ this kept recall@10 >= 0.95 (BENCHMARKS.md).
+ANN_NPROBES = 20
 
 Progress = Callable[[str, int, int], None]
 """Progress callback: (stage, done, total)."""
@@ -63,7 +71,11 @@ class IndexConfig:
     chunk_tokens: int = 200
 
     def to_dict(self) -> dict[str, Any]:
-        return {"embedder": self.embedder, "chunker": self.chunker, "chunk_tokens": self.chunk_tokens}
+        return {
+            "embedder": self.embedder,
+            "chunker": self.chunker,
+            "chunk_tokens": self.chunk_tokens,
+        }
 
 
 @dataclass
@@ -136,8 +148,18 @@ def row_to_chunk(row: dict[str, Any]) -> Chunk:
     )
 
 
-CHUNK_COLUMNS = ["id", "doc_id", "idx", "title", "text", "start", "end", "sent_start",
-                 "sent_end", "n_tokens"]
+CHUNK_COLUMNS = [
+    "id",
+    "doc_id",
+    "idx",
+    "title",
+    "text",
+    "start",
+    "end",
+    "sent_start",
+    "sent_end",
+    "n_tokens",
+]
 
 
 class Index:
@@ -220,9 +242,7 @@ class Index:
                     if config.to_dict()[k] != v
                 }
                 what = ", ".join(f"{k}={a} (asked {b})" for k, (a, b) in diff.items())
-                raise ConfigError(
-                    f"index {p} was built with {what}; use a new --index directory"
-                )
+                raise ConfigError(f"index {p} was built with {what}; use a new --index directory")
             return idx
         return cls.create(p, config)
 
@@ -279,10 +299,7 @@ class Index:
 
     def get_document(self, doc_id: str) -> Document | None:
         rows = (
-            self.documents_table.search()
-            .where(f"doc_id = {_sql_str(doc_id)}")
-            .limit(1)
-            .to_list()
+            self.documents_table.search().where(f"doc_id = {_sql_str(doc_id)}").limit(1).to_list()
         )
         if not rows:
             return None
@@ -299,34 +316,51 @@ class Index:
         )
         return sorted((row_to_chunk(r) for r in rows), key=lambda c: c.index)
 
-    def dense_search(self, qvecs: np.ndarray, k: int) -> list[list[tuple[Chunk, float]]]:
-        """Top-``k`` chunks by cosine similarity for each query vector."""
+    def dense_search(
+        self, qvecs: np.ndarray, k: int, doc_ids: Sequence[Sequence[str] | None] | None = None
+    ) -> list[list[tuple[Chunk, float]]]:
+        """Top-``k`` chunks by cosine similarity for each query vector.
+
+        ``doc_ids[i]``, when given, restricts query ``i`` to those documents (a pre-filter, so
+        the k results all come from the allowed documents): per-question document pools.
+        """
         out: list[list[tuple[Chunk, float]]] = []
         if len(self) == 0:
             return [[] for _ in range(len(qvecs))]
-        for q in np.asarray(qvecs, dtype=np.float32):
-            rows = (
+        for i, q in enumerate(np.asarray(qvecs, dtype=np.float32)):
+            query = (
                 self.chunks_table.search(q, vector_column_name="vector")
                 .metric("cosine")
-                .select([*CHUNK_COLUMNS, "_distance"])
-                .limit(k)
-                .to_list()
+                .nprobes(ANN_NPROBES)
             )
+            allowed = doc_ids[i] if doc_ids is not None else None
+            if allowed is not None:
+                if not allowed:
+                    out.append([])
+                    continue
+                query = query.where(_in_clause("doc_id", list(allowed)), prefilter=True)
+            rows = query.select([*CHUNK_COLUMNS, "_distance"]).limit(k).to_list()
             out.append([(row_to_chunk(r), 1.0 - float(r["_distance"])) for r in rows])
         return out
 
-    def bm25_search(self, query: str, k: int) -> list[tuple[Chunk, float]]:
-        """Top-``k`` chunks by BM25 over the chunk text (Lance's native full-text index)."""
+    def bm25_search(
+        self, query: str, k: int, doc_ids: Sequence[str] | None = None
+    ) -> list[tuple[Chunk, float]]:
+        """Top-``k`` chunks by BM25 over the chunk text (Lance's native full-text index).
+
+        Term statistics are those of the whole index, also when ``doc_ids`` restricts the
+        result to some documents.
+        """
         if len(self) == 0 or not self.manifest.get("fts"):
+            return []
+        if doc_ids is not None and not doc_ids:
             return []
         from lancedb.query import MatchQuery
 
-        rows = (
-            self.chunks_table.search(MatchQuery(query, "text"), query_type="fts")
-            .select([*CHUNK_COLUMNS, "_score"])
-            .limit(k)
-            .to_list()
-        )
+        q = self.chunks_table.search(MatchQuery(query, "text"), query_type="fts")
+        if doc_ids is not None:
+            q = q.where(_in_clause("doc_id", list(doc_ids)), prefilter=True)
+        rows = q.select([*CHUNK_COLUMNS, "_score"]).limit(k).to_list()
         return [(row_to_chunk(r), float(r["_score"])) for r in rows]
 
     def neighbours(self, chunk: Chunk, radius: int = 1) -> list[Chunk]:
@@ -367,10 +401,17 @@ class Index:
             tables[name] = t
         return tables
 
-    def add(self, docs: Sequence[Document], progress: Progress | None = None) -> AddReport:
+    def add(
+        self,
+        docs: Sequence[Document],
+        progress: Progress | None = None,
+        embedder: Embedder | None = None,
+    ) -> AddReport:
         """Add new documents, re-index changed ones (same id, new text), skip unchanged ones.
 
-        Atomic: either every document of the call becomes visible, or none does.
+        Atomic: either every document of the call becomes visible, or none does. ``embedder``
+        overrides the configured one with another instance of the same model (a worker's own
+        copy); it must produce vectors of the index's dimension.
         """
         t0 = time.perf_counter()
         report = AddReport()
@@ -396,7 +437,7 @@ class Index:
                     batch = report.updated[i : i + 500]
                     tables[CHUNKS].delete(_in_clause("doc_id", batch))
                     tables[DOCUMENTS].delete(_in_clause("doc_id", batch))
-            n_chunks, n_tokens = self._write_documents(tables, todo, progress)
+            n_chunks, n_tokens = self._write_documents(tables, todo, progress, embedder)
             report.n_chunks, report.n_tokens = n_chunks, n_tokens
             self._commit(tables, progress)
         self._pin()
@@ -437,10 +478,19 @@ class Index:
         return dict(zip(t["doc_id"].to_pylist(), t["sha256"].to_pylist(), strict=True))
 
     def _write_documents(
-        self, tables: dict[str, Any], docs: list[Document], progress: Progress | None
+        self,
+        tables: dict[str, Any],
+        docs: list[Document],
+        progress: Progress | None,
+        embedder: Embedder | None = None,
     ) -> tuple[int, int]:
         segmenter = get_segmenter(self.config.chunker, chunk_tokens=self.config.chunk_tokens)
-        embedder = self.embedder
+        embedder = embedder or self.embedder
+        if embedder.dim != self.manifest["dim"]:
+            raise ConfigError(
+                f"embedder {embedder.name} gives {embedder.dim}-d vectors; "
+                f"index {self.path} holds {self.manifest['dim']}-d"
+            )
         total_chunks = total_tokens = 0
         pending_chunks: list[Chunk] = []
         pending_docs: list[tuple[Document, int]] = []
@@ -481,6 +531,15 @@ class Index:
             progress("full-text index", 0, 1)
         if n_chunks:
             chunks.create_index("text", config=FTS(), replace=True)
+        if n_chunks >= ANN_MIN_ROWS and _ann_stale(chunks, n_chunks):
+            if progress:
+                progress("vector index", 0, 1)
+            chunks.create_index(
+                metric="cosine",
+                vector_column_name="vector",
+                index_type="IVF_HNSW_SQ",
+                replace=True,
+            )
         n_tokens = 0
         if n_chunks:
             col = chunks.to_arrow().column("n_tokens")
@@ -501,6 +560,15 @@ class Index:
                 t.to_lance().cleanup_old_versions(older_than=KEEP_OLD_VERSIONS)
         if progress:
             progress("full-text index", 1, 1)
+
+
+def _ann_stale(table: Any, n_rows: int) -> bool:
+    """True when the table has no vector index, or too many rows outside it."""
+    for ix in table.list_indices():
+        if "vector" in ix.columns and ix.index_type != "FTS":
+            unindexed = table.index_stats(ix.name).num_unindexed_rows
+            return unindexed > ANN_MAX_UNINDEXED * n_rows
+    return True
 
 
 def _chunks_to_arrow(chunks: list[Chunk], vecs: np.ndarray | None, dim: int) -> pa.Table:

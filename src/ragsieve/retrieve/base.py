@@ -8,6 +8,7 @@ BM25 for bm25, RRF for hybrid) until a reranker replaces it with a calibrated [0
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ragsieve.errors import ConfigError, InputError
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
 
 #: Reciprocal rank fusion constant from Cormack et al. (2009), used by most hybrid search stacks.
 RRF_K = 60
+
+DocFilter = Sequence[Sequence[str] | None] | None
+"""Per query, the document ids it may retrieve from (None: the whole index)."""
 
 
 def _check_queries(queries: list[str]) -> None:
@@ -30,7 +34,9 @@ def _check_queries(queries: list[str]) -> None:
 class Retriever(Protocol):
     name: str
 
-    def retrieve(self, queries: list[str], k: int) -> list[list[Scored]]: ...
+    def retrieve(
+        self, queries: list[str], k: int, doc_ids: DocFilter = None
+    ) -> list[list[Scored]]: ...
 
 
 class DenseRetriever:
@@ -41,12 +47,12 @@ class DenseRetriever:
     def __init__(self, index: Index) -> None:
         self.index = index
 
-    def retrieve(self, queries: list[str], k: int) -> list[list[Scored]]:
+    def retrieve(self, queries: list[str], k: int, doc_ids: DocFilter = None) -> list[list[Scored]]:
         _check_queries(queries)
         qv = self.index.embedder.embed(queries)
         return [
             [Scored(c, s, {"dense": s}) for c, s in hits]
-            for hits in self.index.dense_search(qv, k)
+            for hits in self.index.dense_search(qv, k, doc_ids)
         ]
 
 
@@ -58,11 +64,12 @@ class BM25Retriever:
     def __init__(self, index: Index) -> None:
         self.index = index
 
-    def retrieve(self, queries: list[str], k: int) -> list[list[Scored]]:
+    def retrieve(self, queries: list[str], k: int, doc_ids: DocFilter = None) -> list[list[Scored]]:
         _check_queries(queries)
+        filters = doc_ids if doc_ids is not None else [None] * len(queries)
         return [
-            [Scored(c, s, {"bm25": s}) for c, s in self.index.bm25_search(q, k)]
-            for q in queries
+            [Scored(c, s, {"bm25": s}) for c, s in self.index.bm25_search(q, k, f)]
+            for q, f in zip(queries, filters, strict=True)
         ]
 
 
@@ -76,10 +83,10 @@ class HybridRetriever:
         self.bm25 = BM25Retriever(index)
         self.depth = depth
 
-    def retrieve(self, queries: list[str], k: int) -> list[list[Scored]]:
+    def retrieve(self, queries: list[str], k: int, doc_ids: DocFilter = None) -> list[list[Scored]]:
         depth = self.depth or max(2 * k, 20)
-        dense = self.dense.retrieve(queries, depth)
-        sparse = self.bm25.retrieve(queries, depth)
+        dense = self.dense.retrieve(queries, depth, doc_ids)
+        sparse = self.bm25.retrieve(queries, depth, doc_ids)
         out: list[list[Scored]] = []
         for dl, sl in zip(dense, sparse, strict=True):
             fused: dict[str, float] = {}

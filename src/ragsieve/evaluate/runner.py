@@ -1,0 +1,425 @@
+"""The benchmark runner behind ``ragsieve eval``.
+
+One process, one index, every method on the same questions:
+
+1. Every document the questions need (their own pools and/or the shared corpus) is indexed once
+   into a cached index, keyed by the exact document set and the index configuration. A question
+   with its own pool retrieves with a pre-filter on its documents' ids, which returns the same
+   dense ranking as an index holding only that pool (cosine scores do not depend on the other
+   rows). BM25 term statistics are those of the whole index, a documented deviation from
+   indexing each pool separately.
+2. Each method selects a context for every question (batched); context and ranked-list metrics
+   are computed on exactly what would be sent to the LLM.
+3. Unless ``no_llm``, the LLM answers from that context and answer metrics, tokens, cost (SAGE
+   Eq. 1) and cost-efficiency (Eq. 2) are added.
+
+Outputs: ``results.json``, ``per_question.jsonl``, ``table.md`` (also printed) and
+``quality_vs_tokens.png``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragsieve.errors import ConfigError
+from ragsieve.evaluate.cost import (
+    DEFAULT_PRICE_IN_PER_M,
+    DEFAULT_PRICE_OUT_PER_M,
+    cost_efficiency,
+    latency_summary,
+    llm_cost,
+)
+from ragsieve.evaluate.metrics import aggregate, answer_metrics, context_metrics, ranked_metrics
+from ragsieve.evaluate.schema import EvalDataset, EvalQuestion
+from ragsieve.index import Index, IndexConfig
+from ragsieve.types import Document
+
+Progress = Callable[[str, int, int], None]
+
+#: Metrics shown in the printed table, in order, when present.
+TABLE_COLUMNS = [
+    "context_tokens",
+    "answer_recall",
+    "evidence_recall",
+    "evidence_precision",
+    "ie",
+    "recall@sum",
+    "precision@sum",
+    "ie@sum",
+    "mrr",
+    "accuracy",
+    "em",
+    "f1",
+    "rouge_l",
+    "bleu_1",
+    "prompt_tokens",
+    "cost",
+    "cost_efficiency",
+]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A method name plus options; ``label`` is how it appears in reports."""
+
+    label: str
+    name: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+_SPEC = re.compile(r"^([A-Za-z0-9_\-]+)(?:\[(.*)\])?$")
+
+
+def _coerce(value: str) -> Any:
+    low = value.lower()
+    if low in ("none", "null"):
+        return None
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return value
+
+
+def parse_methods(text: str) -> list[MethodSpec]:
+    """Parse ``naive,naive[retriever=bm25,k=5]`` into method specs.
+
+    Options in brackets override the run's defaults for that method only, so an ablation is one
+    ``--methods`` argument.
+    """
+    parts: list[str] = []
+    depth, cur = 0, ""
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    specs: list[MethodSpec] = []
+    for raw in (p.strip() for p in parts):
+        if not raw:
+            continue
+        m = _SPEC.match(raw)
+        if not m:
+            raise ConfigError(f"bad method spec {raw!r}: use NAME or NAME[key=value,...]")
+        opts: dict[str, Any] = {}
+        if m.group(2):
+            for kv in m.group(2).split(","):
+                if "=" not in kv:
+                    raise ConfigError(f"bad option {kv!r} in {raw!r}: use key=value")
+                key, value = kv.split("=", 1)
+                opts[key.strip().replace("-", "_")] = _coerce(value.strip())
+        specs.append(MethodSpec(raw, m.group(1), opts))
+    if not specs:
+        raise ConfigError("no methods given")
+    labels = [s.label for s in specs]
+    if len(set(labels)) != len(labels):
+        raise ConfigError("a method is listed twice")
+    return specs
+
+
+@dataclass
+class EvalConfig:
+    """Settings of one evaluation run (CLI flags of ``ragsieve eval``)."""
+
+    methods: list[MethodSpec]
+    k: int = 10
+    budget: int | None = None
+    retriever: str = "dense"
+    reranker: str | None = None
+    no_llm: bool = False
+    llm: str = "local"
+    max_tokens: int = 64
+    chunker: str = "fixed"
+    chunk_tokens: int = 200
+    embedder: str = "minilm"
+    price_in_per_m: float = DEFAULT_PRICE_IN_PER_M
+    price_out_per_m: float = DEFAULT_PRICE_OUT_PER_M
+    cache_dir: Path | None = None
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("RAGSIEVE_CACHE") or os.environ.get("XDG_CACHE_HOME")
+    return Path(base) / "ragsieve" if base else Path.home() / ".cache" / "ragsieve"
+
+
+def _documents(dataset: EvalDataset) -> list[Document]:
+    """Every document any question needs, de-duplicated by id (ids must not clash)."""
+    seen: dict[str, Document] = {}
+    sources = list(dataset.corpus or ()) + [d for q in dataset.questions for d in q.documents]
+    for d in sources:
+        prev = seen.get(d.id)
+        if prev is None:
+            seen[d.id] = Document(id=d.id, text=d.text, title=d.title, source=dataset.name)
+        elif prev.text != d.text:
+            raise ConfigError(f"dataset {dataset.name}: document id {d.id!r} has two texts")
+    return list(seen.values())
+
+
+def eval_index(
+    dataset: EvalDataset, cfg: EvalConfig, progress: Progress | None = None
+) -> tuple[Index, float]:
+    """The cached index holding exactly the documents of ``dataset``; returns it and the seconds
+    spent building (0 when it was cached)."""
+    docs = _documents(dataset)
+    h = hashlib.sha256()
+    for d in sorted(docs, key=lambda d: d.id):
+        h.update(d.id.encode())
+        h.update(hashlib.sha256(d.text.encode()).digest())
+    icfg = IndexConfig(embedder=cfg.embedder, chunker=cfg.chunker, chunk_tokens=cfg.chunk_tokens)
+    h.update(json.dumps(icfg.to_dict(), sort_keys=True).encode())
+    safe = re.sub(r"[^A-Za-z0-9_.+-]", "_", dataset.name)
+    path = (cfg.cache_dir or default_cache_dir()) / "eval-index" / f"{safe}-{h.hexdigest()[:16]}"
+    t0 = time.perf_counter()
+    index = Index.open_or_create(path, icfg)
+    if index.stats()["documents"] == len(docs):
+        return index, 0.0  # cached: the key covers ids, texts and configuration
+    index.add(docs, progress=progress)
+    return index, time.perf_counter() - t0
+
+
+def _method_options(spec: MethodSpec, cfg: EvalConfig) -> dict[str, Any]:
+    opts: dict[str, Any] = {
+        "k": cfg.k,
+        "budget": cfg.budget,
+        "retriever": cfg.retriever,
+        "reranker": cfg.reranker,
+    }
+    opts.update(spec.options)
+    return opts
+
+
+def _question_filter(dataset: EvalDataset, q: EvalQuestion) -> list[str] | None:
+    return [d.id for d in q.documents] if q.documents else None
+
+
+def run_eval(
+    dataset: EvalDataset,
+    cfg: EvalConfig,
+    progress: Progress | None = None,
+    llm: Any = None,
+) -> dict[str, Any]:
+    """Evaluate every method of ``cfg`` on ``dataset``; returns the results and per-question rows.
+
+    ``llm`` may be an LLM object to reuse (else ``cfg.llm`` is loaded when answers are needed).
+    """
+    from ragsieve.pipeline import generate_answer, get_method
+
+    if not dataset.questions:
+        raise ConfigError(f"dataset {dataset.name} has no questions")
+    index, build_s = eval_index(dataset, cfg, progress)
+    if not cfg.no_llm and llm is None:
+        from ragsieve.llm import get_llm
+
+        llm = get_llm(cfg.llm)
+    questions = list(dataset.questions)
+    texts = [q.question for q in questions]
+    filters = [_question_filter(dataset, q) for q in questions]
+    summary: dict[str, dict[str, Any]] = {}
+    rows: list[dict[str, Any]] = []
+    batch = 32
+    for spec in cfg.methods:
+        method = get_method(spec.name, index, **_method_options(spec, cfg))
+        per_q: list[dict[str, Any]] = []
+        timings: list[dict[str, float]] = []
+        t_method = time.perf_counter()
+        for start in range(0, len(questions), batch):
+            chunk_q = questions[start : start + batch]
+            retrievals = method.retrieve(
+                texts[start : start + batch], filters[start : start + batch]
+            )
+            for q, r in zip(chunk_q, retrievals, strict=True):
+                ctx_texts = [s.chunk.text for s in r.context.chunks]
+                row: dict[str, Any] = {"id": q.id, "method": spec.label}
+                row.update(context_metrics(ctx_texts, q))
+                row.update(ranked_metrics([s.chunk.text for s in r.candidates], q.evidence))
+                row["n_chunks"] = len(r.context.chunks)
+                t = dict(r.timings)
+                if llm is not None:
+                    ans = generate_answer(
+                        spec.label,
+                        r,
+                        llm,
+                        options=list(q.options) if q.options else None,
+                        max_tokens=cfg.max_tokens,
+                        price_in_per_m=cfg.price_in_per_m,
+                        price_out_per_m=cfg.price_out_per_m,
+                    )
+                    row.update(answer_metrics(ans.text, q))
+                    row["prediction"] = ans.text
+                    row["prompt_tokens"] = ans.usage.prompt_tokens
+                    row["completion_tokens"] = ans.usage.completion_tokens
+                    row["cost"] = llm_cost(
+                        ans.usage.prompt_tokens,
+                        ans.usage.completion_tokens,
+                        cfg.price_in_per_m,
+                        cfg.price_out_per_m,
+                    )
+                    t = dict(ans.timings)
+                row["selected"] = [s.chunk.id for s in r.context.chunks]
+                row["timings"] = t
+                timings.append(t)
+                per_q.append(row)
+            if progress:
+                progress(spec.label, min(start + batch, len(questions)), len(questions))
+        agg = aggregate(per_q)
+        agg["seconds"] = time.perf_counter() - t_method
+        lat = latency_summary(timings)
+        agg["latency"] = lat
+        agg["latency_p50_total"] = sum(v["p50"] for v in lat.values())
+        if llm is not None:
+            quality = _quality(agg)
+            if quality is not None and agg.get("cost"):
+                agg["quality_metric"] = quality[0]
+                agg["cost_efficiency"] = cost_efficiency(quality[1], agg["cost"])
+        summary[spec.label] = agg
+        rows.extend(per_q)
+    return {
+        "dataset": dataset.name,
+        "n_questions": len(questions),
+        "budget": cfg.budget,
+        "k": cfg.k,
+        "llm": None if cfg.no_llm else cfg.llm,
+        "index": {"path": str(index.path), **index.stats(), "build_seconds": round(build_s, 2)},
+        "methods": summary,
+        "per_question": rows,
+    }
+
+
+def _quality(agg: dict[str, Any]) -> tuple[str, float] | None:
+    for key in ("accuracy", "f1", "rouge_l"):
+        if key in agg:
+            return key, float(agg[key])
+    return None
+
+
+def markdown_table(results: dict[str, Any]) -> str:
+    """The summary as a markdown table (one row per method)."""
+    methods = results["methods"]
+    cols = [c for c in TABLE_COLUMNS if any(c in m for m in methods.values())]
+    head = ["method", *cols, "p50 s/q"]
+    lines = [
+        f"{results['dataset']}: {results['n_questions']} questions, k={results['k']}, "
+        f"budget={results['budget']}, llm={results['llm']}",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join("---" for _ in head) + "|",
+    ]
+    for name, m in methods.items():
+        cells = [name]
+        for c in cols:
+            v = m.get(c)
+            if v is None:
+                cells.append("-")
+            elif c in ("context_tokens", "prompt_tokens"):
+                cells.append(f"{v:.0f}")
+            elif c in ("cost",):
+                cells.append(f"{v:.2e}")
+            elif c == "cost_efficiency":
+                cells.append(f"{v:.1f}")
+            else:
+                cells.append(f"{v:.3f}")
+        cells.append(f"{m.get('latency_p50_total', 0):.3f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(results: dict[str, Any], path: Path) -> Path:
+    """Quality vs context tokens, one point per method (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    methods = results["methods"]
+    panels = [
+        k
+        for k in ("answer_recall", "evidence_recall", "ie", "f1", "accuracy", "rouge_l")
+        if any(m.get(k) is not None for m in methods.values())
+    ][:4] or ["answer_recall"]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    for ax, key in zip(axes[0], panels, strict=False):
+        for name, m in methods.items():
+            if m.get(key) is None:
+                continue
+            ax.scatter(m.get("context_tokens", 0), m[key], s=40)
+            ax.annotate(
+                name,
+                (m.get("context_tokens", 0), m[key]),
+                fontsize=8,
+                xytext=(4, 4),
+                textcoords="offset points",
+            )
+        ax.set_xlabel("mean context tokens")
+        ax.set_ylabel(key)
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"{results['dataset']} ({results['n_questions']} questions)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_outputs(results: dict[str, Any], out: Path) -> dict[str, Path]:
+    """Write results.json, per_question.jsonl, table.md and the plot into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    summary = {k: v for k, v in results.items() if k != "per_question"}
+    paths = {
+        "results": out / "results.json",
+        "per_question": out / "per_question.jsonl",
+        "table": out / "table.md",
+        "plot": out / "quality_vs_tokens.png",
+    }
+    paths["results"].write_text(json.dumps(summary, indent=2, default=float), encoding="utf-8")
+    with open(paths["per_question"], "w", encoding="utf-8") as f:
+        for row in results["per_question"]:
+            f.write(json.dumps(row, ensure_ascii=False, default=float) + "\n")
+    paths["table"].write_text(markdown_table(results) + "\n", encoding="utf-8")
+    plot(results, paths["plot"])
+    return paths
+
+
+def select_dataset(
+    name: str | None,
+    data: Path | None,
+    corpus: Path | None,
+    limit: int | None,
+    pool: bool,
+    data_dir: Path | None = None,
+) -> EvalDataset:
+    """The dataset a CLI call names: a built-in ``name`` or a generic ``data`` (+ ``corpus``)."""
+    from ragsieve.evaluate.datasets import load_dataset
+    from ragsieve.evaluate.schema import load_generic
+
+    if (name is None) == (data is None):
+        raise ConfigError("give exactly one of --dataset NAME or --data QUESTIONS.jsonl")
+    if name is not None:
+        if corpus is not None:
+            raise ConfigError("--corpus goes with --data, not with --dataset")
+        ds = load_dataset(name, data_dir=data_dir, limit=limit)
+    else:
+        assert data is not None
+        ds = load_generic(data, corpus, limit=limit)
+    if pool:
+        ds = ds.pooled()
+    return ds
+
+
+def methods_from(specs: Sequence[str] | str) -> list[MethodSpec]:
+    return parse_methods(specs if isinstance(specs, str) else ",".join(specs))

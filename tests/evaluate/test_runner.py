@@ -1,0 +1,159 @@
+"""The evaluation runner and ``ragsieve eval`` end to end on a small generic dataset."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragsieve.errors import ConfigError
+from ragsieve.evaluate.runner import EvalConfig, parse_methods, run_eval, select_dataset
+
+DOCS = [
+    {
+        "id": "bees",
+        "title": "Bees",
+        "text": "Honey bees live in colonies. The queen lays eggs. "
+        "Workers forage for nectar. Karl von Frisch decoded the waggle dance.",
+    },
+    {
+        "id": "stone",
+        "title": "Stone",
+        "text": "The Rosetta Stone was found in 1799. "
+        "Champollion deciphered hieroglyphs in 1822. It is in the British Museum.",
+    },
+    {
+        "id": "probe",
+        "title": "Probe",
+        "text": "Voyager 1 was launched in 1977. "
+        "It reached interstellar space in 2012. It carries a Golden Record.",
+    },
+]
+QUESTIONS = [
+    {
+        "id": "q1",
+        "question": "Who decoded the waggle dance?",
+        "answers": ["Karl von Frisch"],
+        "evidence": ["Karl von Frisch decoded the waggle dance."],
+    },
+    {
+        "id": "q2",
+        "question": "When were hieroglyphs deciphered?",
+        "answers": ["1822"],
+        "evidence": ["Champollion deciphered hieroglyphs in 1822."],
+    },
+    {
+        "id": "q3",
+        "question": "When did Voyager 1 reach interstellar space?",
+        "answers": ["2012"],
+        "evidence": ["It reached interstellar space in 2012."],
+    },
+]
+
+
+def _write(tmp_path: Path) -> tuple[Path, Path]:
+    data = tmp_path / "questions.jsonl"
+    corpus = tmp_path / "corpus.jsonl"
+    data.write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
+    corpus.write_text("\n".join(json.dumps(d) for d in DOCS) + "\n")
+    return data, corpus
+
+
+def test_parse_methods_with_options() -> None:
+    specs = parse_methods("naive, naive[retriever=bm25,k=3,budget=None]")
+    assert [s.label for s in specs] == ["naive", "naive[retriever=bm25,k=3,budget=None]"]
+    assert specs[1].options == {"retriever": "bm25", "k": 3, "budget": None}
+    with pytest.raises(ConfigError):
+        parse_methods("naive[k]")
+    with pytest.raises(ConfigError):
+        parse_methods("naive,naive")
+    with pytest.raises(ConfigError):
+        parse_methods(" , ")
+
+
+@pytest.mark.integration
+def test_run_eval_no_llm_on_a_shared_corpus(tmp_path: Path) -> None:
+    data, corpus = _write(tmp_path)
+    ds = select_dataset(None, data, corpus, None, False)
+    cfg = EvalConfig(
+        methods=parse_methods("naive[k=1],naive[k=3]"),
+        no_llm=True,
+        cache_dir=tmp_path / "c",
+        chunk_tokens=16,
+    )
+    res = run_eval(ds, cfg)
+    one, three = res["methods"]["naive[k=1]"], res["methods"]["naive[k=3]"]
+    assert res["n_questions"] == 3 and one["n"] == 3
+    # Chunks of <= 16 tokens hold one or two sentences; the top 3 find every evidence sentence.
+    assert three["evidence_recall"] == pytest.approx(1.0)
+    assert three["answer_recall"] == pytest.approx(1.0)
+    assert one["evidence_recall"] >= 1 / 3
+    assert three["context_tokens"] > one["context_tokens"]
+    assert 0 < three["evidence_precision"] < 1
+    assert three["mrr"] > 0.5
+    assert "retrieve" in one["latency"]
+    # The second run reuses the cached index.
+    again = run_eval(ds, cfg)
+    assert again["index"]["build_seconds"] == 0.0
+
+
+@pytest.mark.integration
+def test_eval_cli_writes_results_table_and_plot(tmp_path: Path) -> None:
+    data, corpus = _write(tmp_path)
+    out = tmp_path / "out"
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragsieve.cli",
+            "eval",
+            "--data",
+            str(data),
+            "--corpus",
+            str(corpus),
+            "--methods",
+            "naive,naive[retriever=hybrid]",
+            "--no-llm",
+            "--k",
+            "2",
+            "--chunk-tokens",
+            "12",
+            "--cache-dir",
+            str(tmp_path / "c"),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr
+    assert "| naive |" in p.stdout and "| naive[retriever=hybrid] |" in p.stdout
+    res = json.loads((out / "results.json").read_text())
+    assert res["n_questions"] == 3 and set(res["methods"]) == {"naive", "naive[retriever=hybrid]"}
+    rows = [json.loads(x) for x in (out / "per_question.jsonl").read_text().splitlines()]
+    assert len(rows) == 6 and {r["method"] for r in rows} == set(res["methods"])
+    assert (out / "quality_vs_tokens.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_eval_cli_bad_input_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "q1", "question": "x", "answers": ["a"]}\n{oops\n')
+    for args, fragment in [
+        (["--data", str(bad)], "bad.jsonl"),
+        (["--dataset", "nope"], "unknown dataset"),
+        (["--data", str(bad), "--methods", "naive,wizard"], "unknown method"),
+        ([], "exactly one of"),
+    ]:
+        p = subprocess.run(
+            [sys.executable, "-m", "ragsieve.cli", "eval", "--no-llm", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert p.returncode == 2, (args, p.stderr)
+        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error:") and fragment in lines[0], lines

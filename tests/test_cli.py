@@ -1,0 +1,111 @@
+"""The real ``ragsieve`` command in subprocesses: outputs, JSON shapes and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragsieve.index.store import MANIFEST
+
+pytestmark = pytest.mark.integration
+
+
+def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ragsieve.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def assert_one_line_error(p: subprocess.CompletedProcess[str], code: int, fragment: str) -> None:
+    assert p.returncode == code, (p.returncode, p.stderr)
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith("error: ") and fragment in lines[0], lines[0]
+    assert "Traceback" not in p.stderr
+
+
+def test_index_search_info_json(tmp_path: Path, corpus_dir: Path) -> None:
+    idx = tmp_path / "ix"
+    p = run("index", str(corpus_dir), "--index", str(idx), "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["added"] == 4 and out["chunks_written"] == out["total_chunks"] > 0
+    assert out["tokens_per_second"] > 0
+    p = run("index", str(corpus_dir), "--index", str(idx), "--json")
+    assert json.loads(p.stdout)["unchanged"] == 4
+    p = run(
+        "search",
+        "When was the Fresnel lens first installed?",
+        "--index",
+        str(idx),
+        "--k",
+        "2",
+        "--retriever",
+        "hybrid",
+        "--json",
+    )
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)["results"]
+    assert len(res) == 2 and "Cordouan" in res[0]["text"]
+    assert set(res[0]) >= {"chunk_id", "doc_id", "text", "score"}
+    p = run("search", "Fresnel lens", "--index", str(idx), "--k", "1")
+    assert p.returncode == 0 and "How lighthouses work" in p.stdout
+    p = run("info", "--index", str(idx), "--json")
+    assert json.loads(p.stdout)["documents"] == 4
+
+
+def test_bad_inputs_give_one_line_errors_and_leave_the_index_alone(
+    writable_index: Path, tmp_path: Path
+) -> None:
+    manifest = (writable_index / MANIFEST).read_text()
+    assert_one_line_error(
+        run("index", str(tmp_path / "missing"), "--index", str(writable_index)),
+        2,
+        "no such file",
+    )
+    binary = tmp_path / "blob.txt"
+    binary.write_bytes(b"\x00\x01\x02")
+    assert_one_line_error(run("index", str(binary), "--index", str(writable_index)), 2, "binary")
+    empty = tmp_path / "empty.md"
+    empty.write_text("")
+    assert_one_line_error(run("index", str(empty), "--index", str(writable_index)), 2, "empty")
+    assert_one_line_error(
+        run("index", str(empty), "--index", str(writable_index), "--chunk-tokens", "50"),
+        2,
+        "was built with chunk_tokens=200",
+    )
+    assert_one_line_error(run("search", "  ", "--index", str(writable_index)), 2, "empty")
+    assert_one_line_error(
+        run("ask", "What?", "--index", str(writable_index), "--method", "magic"),
+        2,
+        "unknown method",
+    )
+    assert_one_line_error(
+        run("search", "x", "--index", str(writable_index), "--retriever", "colbert"),
+        2,
+        "unknown retriever",
+    )
+    assert_one_line_error(run("search", "x", "--index", str(tmp_path / "none")), 3, "no index")
+    assert (writable_index / MANIFEST).read_text() == manifest
+    # A new index is not created when its inputs are bad.
+    assert_one_line_error(run("index", str(empty), "--index", str(tmp_path / "new")), 2, "empty")
+    assert not (tmp_path / "new").exists()
+
+
+def test_corrupt_index_is_reported_and_debug_shows_traceback(
+    writable_index: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(writable_index, broken)
+    (broken / MANIFEST).write_text("{garbage")
+    assert_one_line_error(run("search", "bees", "--index", str(broken)), 3, "corrupt")
+    p = run("search", "bees", "--index", str(broken), "--debug")
+    assert p.returncode != 0 and "Traceback" in p.stderr
