@@ -123,22 +123,6 @@ def main() -> None:
             f"search {name:6s} top-10 over {big.stats()['chunks']} chunks: "
             f"p50 {pct(lat, 50):6.1f} ms  p95 {pct(lat, 95):6.1f} ms  (n={len(lat)})"
         )
-    # ANN (built automatically from 50k chunks) against exact brute-force search
-    qv = emb.embed(questions)
-    tbl = big.chunks_table
-    ann_lat, flat_lat, overlap = [], [], []
-    for q in qv:
-        t = time.perf_counter()
-        a = tbl.search(q).metric("cosine").nprobes(20).select(["id"]).limit(10).to_list()
-        ann_lat.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        e = tbl.search(q).metric("cosine").bypass_vector_index().select(["id"]).limit(10).to_list()
-        flat_lat.append(time.perf_counter() - t)
-        overlap.append(len({r["id"] for r in a} & {r["id"] for r in e}) / 10)
-    print(
-        f"vector search alone: ANN p50 {pct(ann_lat, 50):.1f} ms, exact p50 "
-        f"{pct(flat_lat, 50):.1f} ms; ANN recall@10 vs exact {np.mean(overlap):.3f}"
-    )
     t_e = []
     for q in questions[:50]:
         t = time.perf_counter()

@@ -24,9 +24,9 @@ Layout checks (no sentence gold there, but the correct answer is known):
   that end a sentence (must be 100%).
 * QASPER papers (``# title`` / ``## section`` headings, blank-line paragraphs): share of
   heading lines that come out as exactly one span.
-* QuALITY stories from L-Eval, hard-wrapped at ~70 columns: boundaries that appear only
-  because of the soft line wraps (compared with the same text whose in-paragraph newlines
-  are replaced by spaces), per 1,000 soft wraps. Lower is better.
+* QuALITY stories from L-Eval, hard-wrapped at ~70 columns: per 1,000 mid-sentence line
+  wraps (a 40+ character line ending in a letter, digit or comma, then a non-blank line that
+  is no list item), how many were made a sentence boundary. Lower is better; 0 is right.
 
 Speed: chars/s over ~1 MB of SQuAD + QASPER documents, one call per document, 2-core box.
 """
@@ -38,7 +38,6 @@ import json
 import os
 import random
 import re
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -170,9 +169,7 @@ def build_candidates() -> tuple[dict[str, Splitter], list[str]]:
     cands: dict[str, Splitter] = {"ragsieve (ours)": ours.split_sentences}
     notes: list[str] = []
 
-    old = re.compile(
-        r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]*[A-Z0-9])|\n\s*\n|\n(?=\s*[#*\-\d])"
-    )
+    old = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]*[A-Z0-9])|\n\s*\n|\n(?=\s*[#*\-\d])")
 
     def placeholder(text: str) -> Spans:
         cuts = [0]
@@ -195,7 +192,7 @@ def build_candidates() -> tuple[dict[str, Splitter], list[str]]:
 
         def hybrid(text: str) -> Spans:
             spans: Spans = []
-            for a, b in ours._blocks(text):
+            for a, b, _ in ours._blocks(text):
                 spans += [(a + x, a + y) for x, y in bf(text[a:b])]
             return spans
 
@@ -268,10 +265,27 @@ def boundaries(text: str, spans: Spans) -> set[int]:
     return {a for a, _ in _trim(text, spans)[1:]}
 
 
-def prf(split: Splitter, gold: list[tuple[str, set[int]]], errors: list | None = None):
+def _canon(text: str, i: int) -> int:
+    """Skip up to 3 non-alphanumeric characters, so that a stray quote or bracket attached to
+    the other side of a boundary (``'Album". " Tres'``, common in HotpotQA) is no error."""
+    j = i
+    while j < len(text) and j - i <= 3 and not text[j].isalnum():
+        j += 1
+    return j if j < len(text) and text[j].isalnum() else i
+
+
+def prf(
+    split: Splitter,
+    gold: list[tuple[str, set[int]]],
+    errors: list | None = None,
+    strict: bool = False,
+):
     tp = fp = fn = 0
     for text, g in gold:
         p = boundaries(text, split(text))
+        if not strict:
+            p = {_canon(text, i) for i in p}
+            g = {_canon(text, i) for i in g}
         tp += len(p & g)
         fp += len(p - g)
         fn += len(g - p)
@@ -283,11 +297,27 @@ def prf(split: Splitter, gold: list[tuple[str, set[int]]], errors: list | None =
     return prec, rec, f1
 
 
+ADVERSARIAL = [
+    "",
+    " \n\t ",
+    "Line one.\r\nLine two.\r\n\r\nPara three",
+    "Ça va\x00 bien. Это тест.\x07 中文。😀 Fin.\u2028Next\u2029Last\x1c\x1dx",
+    "word " * 5000,
+    "a" * 20000,
+    'Dr. . . .. !? ?! " ( ) [ ] ... … 3.5. U.S. e.g. - 1. # ## \n\n- x\n1) y\n\x0cz',
+    "\u3000\xa0Hello\u2009there.\u200bYes.\xa0No.\u3000",
+]
+
+
 def contract_violations(split: Splitter, texts: list[str]) -> int:
-    """Texts whose raw output breaks the contract (lost, duplicated or reordered text)."""
+    """Texts where the output (after trimming whitespace) loses, repeats or reorders text."""
     bad = 0
     for text in texts:
-        spans = split(text)
+        try:
+            spans = _trim(text, split(text))
+        except Exception:
+            bad += 1
+            continue
         ok = all(0 <= a < b <= len(text) for a, b in spans) and all(
             spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1)
         )
@@ -320,35 +350,37 @@ def heading_exact(split: Splitter, docs: list[str]) -> float:
     return hit / total
 
 
-_SOFT_NL = re.compile(r"(?<=\S)[ \t]*\n(?![ \t]*\n)(?=[ \t]*\S)")
+_MID_WRAP = re.compile(
+    r"^[ \t]*(\S[^\n]{38,}[A-Za-z0-9,])[ \t]*\n(?![ \t]*(?:\n|[-*•]\s|\(?\w{1,3}[.)]\s))", re.M
+)
 
 
-def wrap_spurious(split: Splitter, stories: list[str]) -> tuple[float, int]:
-    spurious = soft = 0
+def wrap_splits(split: Splitter, stories: list[str]) -> tuple[float, int]:
+    """Boundaries (per 1,000) at mid-sentence line wraps of hard-wrapped prose.
+
+    A mid-sentence wrap: a line of 40+ characters ending in a letter, digit or comma, followed
+    by a non-blank line that is not a list item. Such a newline should never end a sentence.
+    """
+    hits = total = 0
     for text in stories:
-        flat = text
-        positions = [m.end() - 1 for m in _SOFT_NL.finditer(text)]
-        soft += len(positions)
-        chars = list(text)
-        for p in positions:
-            chars[p] = " "
-        flat = "".join(chars)
-        spurious += len(boundaries(text, split(text)) - boundaries(flat, split(flat)))
-    return 1000 * spurious / soft, soft
+        b = boundaries(text, split(text))
+        for m in _MID_WRAP.finditer(text):
+            nxt = m.end()
+            while nxt < len(text) and text[nxt].isspace():
+                nxt += 1
+            total += 1
+            hits += nxt in b
+    return 1000 * hits / total, total
 
 
-def throughput(split: Splitter, docs: list[str], min_time: float = 1.0) -> float:
-    n = sum(len(d) for d in docs)
-    best = float("inf")
-    runs = 0
-    t_all = time.perf_counter()
-    while runs < 3 and (runs == 0 or time.perf_counter() - t_all < min_time * 3):
-        t0 = time.perf_counter()
-        for d in docs:
-            split(d)
-        best = min(best, time.perf_counter() - t0)
-        runs += 1
-    return n / best
+def throughput(split: Splitter, docs: list[str]) -> float:
+    """chars/s of one pass over ``docs`` after a warm-up call on other text. One pass only:
+    some splitters memoise whole texts (nupunkt uses lru_cache), so a repeat would be free."""
+    split("Warm-up text. It loads models and compiles patterns.\n\nSecond paragraph.")
+    t0 = time.perf_counter()
+    for d in docs:
+        split(d)
+    return sum(map(len, docs)) / (time.perf_counter() - t0)
 
 
 # --------------------------------------------------------------------------- main
@@ -360,7 +392,8 @@ def _context(text: str, i: int, w: int = 60) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--errors", type=int, default=0, help="show N of our dev disagreements")
+    ap.add_argument("--errors", type=int, default=0, help="show N of our disagreements")
+    ap.add_argument("--errors-set", choices=["dev", "held-out"], default="dev")
     ap.add_argument("--only", default="", help="substring filter on candidate names")
     ap.add_argument("--no-speed", action="store_true")
     args = ap.parse_args()
@@ -402,22 +435,29 @@ def main() -> int:
     )
     print(
         "| splitter | dev P | dev R | dev F1 | held-out P | held-out R | held-out F1 "
-        "| SQuAD \\n split | QASPER headings | wrap-spurious /1k | contract-broken docs "
-        "| speed (k chars/s) |"
+        "| held-out F1 strict | SQuAD \\n split | QASPER headings "
+        "| mid-sentence wraps split /1k | texts with lost/overlapping text | speed (k chars/s) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    sanity = [t for t, _ in squad[:10]] + qasper[:10] + stories[:5] + [t for t, _ in test[:300]]
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    sanity = (
+        ADVERSARIAL
+        + [t for t, _ in squad[:10]]
+        + qasper[:10]
+        + stories[:5]
+        + [t for t, _ in test[:300]]
+    )
     for name, split in cands.items():
         dp, dr, df = prf(split, dev)
         tp_, tr, tf = prf(split, test)
+        _, _, tfs = prf(split, test, strict=True)
         nl = squad_newline_recall(split, squad)
         hd = heading_exact(split, qasper)
-        ws, _ = wrap_spurious(split, stories)
+        ws, _ = wrap_splits(split, stories)
         cv = contract_violations(split, sanity)
         sp = "-" if args.no_speed else f"{throughput(split, speed_docs) / 1e3:,.0f}"
         print(
             f"| {name} | {dp:.4f} | {dr:.4f} | {df:.4f} | {tp_:.4f} | {tr:.4f} | {tf:.4f} "
-            f"| {nl:.1%} | {hd:.1%} | {ws:.1f} | {cv}/{len(sanity)} | {sp} |",
+            f"| {tfs:.4f} | {nl:.1%} | {hd:.1%} | {ws:.1f} | {cv}/{len(sanity)} | {sp} |",
             flush=True,
         )
     for n in notes:
@@ -427,9 +467,12 @@ def main() -> int:
         from ragsieve.text.sentences import split_sentences
 
         errs: list = []
-        prf(split_sentences, dev, errs)
+        prf(split_sentences, dev if args.errors_set == "dev" else test, errs)
         random.Random(0).shuffle(errs)
-        print(f"\n{len(errs)} dev disagreements of ours (FP = we split, gold does not):")
+        print(
+            f"\n{len(errs)} {args.errors_set} disagreements of ours, {args.errors} shown at "
+            "random (FP = we split, gold does not; FN = gold splits, we do not):"
+        )
         for kind, text, i in errs[: args.errors]:
             print(f"  {kind}: {_context(text, i)}")
     return 0

@@ -49,14 +49,9 @@ WRITE_BATCH_CHUNKS = int(os.environ.get("RAGSIEVE_WRITE_BATCH_CHUNKS", "2048"))
 #: Old Lance versions younger than this survive clean-up, so a reader that opened the previous
 #: manifest a moment ago can finish its query.
 KEEP_OLD_VERSIONS = timedelta(minutes=10)
-#: From this many chunks on, a vector (ANN) index is built: brute-force cosine over 61k chunks
-#: measured 62 ms p50 on 2 cores (BENCHMARKS.md), too slow for interactive search.
-ANN_MIN_ROWS = int(os.environ.get("RAGSIEVE_ANN_MIN_ROWS", "50000"))
-#: Rebuild the ANN index when more than this share of rows is not in it (new rows are searched
-#: exhaustively until then, so results stay exact for them).
-ANN_MAX_UNINDEXED = 0.2
-#: IVF partitions probed per query; with IVF_HNSW_SQ this kept recall@10 >= 0.95 (BENCHMARKS.md).
-ANN_NPROBES = 20
+#: Vector search is exact brute force (Lance flat scan): 32 ms for the scan over 61k chunks on
+#: 2 cores (BENCHMARKS.md). An ANN index is left for corpora of several hundred thousand chunks,
+#: once its recall has been measured on real embeddings (random vectors cannot measure it).
 
 Progress = Callable[[str, int, int], None]
 """Progress callback: (stage, done, total)."""
@@ -331,7 +326,6 @@ class Index:
             query = (
                 self.chunks_table.search(q, vector_column_name="vector")
                 .metric("cosine")
-                .nprobes(ANN_NPROBES)
             )
             allowed = doc_ids[i] if doc_ids is not None else None
             if allowed is not None:
@@ -531,15 +525,6 @@ class Index:
             progress("full-text index", 0, 1)
         if n_chunks:
             chunks.create_index("text", config=FTS(), replace=True)
-        if n_chunks >= ANN_MIN_ROWS and _ann_stale(chunks, n_chunks):
-            if progress:
-                progress("vector index", 0, 1)
-            chunks.create_index(
-                metric="cosine",
-                vector_column_name="vector",
-                index_type="IVF_HNSW_SQ",
-                replace=True,
-            )
         n_tokens = 0
         if n_chunks:
             col = chunks.to_arrow().column("n_tokens")
@@ -560,15 +545,6 @@ class Index:
                 t.to_lance().cleanup_old_versions(older_than=KEEP_OLD_VERSIONS)
         if progress:
             progress("full-text index", 1, 1)
-
-
-def _ann_stale(table: Any, n_rows: int) -> bool:
-    """True when the table has no vector index, or too many rows outside it."""
-    for ix in table.list_indices():
-        if "vector" in ix.columns and ix.index_type != "FTS":
-            unindexed = table.index_stats(ix.name).num_unindexed_rows
-            return unindexed > ANN_MAX_UNINDEXED * n_rows
-    return True
 
 
 def _chunks_to_arrow(chunks: list[Chunk], vecs: np.ndarray | None, dim: int) -> pa.Table:
