@@ -6,7 +6,7 @@ Run from the repository root::
     .venv/bin/python benchmarks/bench_splitter.py --errors 30  # also show our disagreements
 
 Data comes from ``../shared/data`` (relative to the repository root) or from the folder named
-by ``RAGSIEVE_SHARED_DATA``; when neither exists the script prints why and exits 0 (skip).
+by ``RAGSIEVE_DATA``; when neither exists the script prints why and exits 0 (skip).
 
 Gold. HotpotQA stores each Wikipedia paragraph as its list of sentences. We strip every
 sentence, join them with one space, and the gold boundaries are the start offsets of the 2nd,
@@ -51,13 +51,11 @@ sys.path.insert(0, str(REPO / "src"))
 
 
 def find_data() -> Path | None:
-    env = os.environ.get("RAGSIEVE_SHARED_DATA")
-    candidates = [Path(env)] if env else []
-    candidates.append(REPO.parent / "shared" / "data")
-    for c in candidates:
-        if (c / "hotpotqa").is_dir():
-            return c
-    return None
+    """``$RAGSIEVE_DATA`` when set (and then only it), else ``../shared/data``."""
+    env = os.environ.get("RAGSIEVE_DATA")
+    folder = Path(env) if env else REPO.parent / "shared" / "data"
+    needed = ["hotpotqa", "squad", "qasper", "quality"]
+    return folder if all((folder / n).is_dir() for n in needed) else None
 
 
 # --------------------------------------------------------------------------- data
@@ -400,9 +398,10 @@ def main() -> int:
 
     data = find_data()
     if data is None:
+        where = os.environ.get("RAGSIEVE_DATA") or REPO.parent / "shared" / "data"
         print(
-            "SKIP: shared data not found (looked at $RAGSIEVE_SHARED_DATA and "
-            f"{REPO.parent / 'shared' / 'data'}); nothing to benchmark."
+            f"SKIP: shared data not found at {where} (needs hotpotqa/, squad/, qasper/ and "
+            "quality/; set RAGSIEVE_DATA to another copy); nothing to benchmark."
         )
         return 0
 
