@@ -164,7 +164,9 @@ class EvalDataset:
                     "ids must be unique to pool documents"
                 )
         questions = tuple(replace(q, documents=()) for q in self.questions)
-        return EvalDataset(name=f"{self.name}+pool", questions=questions, corpus=tuple(seen.values()))
+        return EvalDataset(
+            name=f"{self.name}+pool", questions=questions, corpus=tuple(seen.values())
+        )
 
 
 # --------------------------------------------------------------------------- generic JSONL loader
@@ -381,6 +383,10 @@ def load_generic(
     path = Path(questions_path)
     questions: list[EvalQuestion] = []
     ids: dict[str, int] = {}
+    if limit is not None and limit <= 0:
+        next(_iter_jsonl(path), None)  # still report a missing or unreadable file
+        corpus = load_corpus(corpus_path) if corpus_path is not None else None
+        return EvalDataset(name=name or path.stem, questions=(), corpus=corpus)
     for line, obj in _iter_jsonl(path):
         where = _where(path, line)
         q = _question(obj, where, line)
@@ -394,7 +400,7 @@ def load_generic(
         questions.append(q)
         if limit is not None and len(questions) >= limit:
             break
-    if not questions and (limit is None or limit > 0):
+    if not questions:
         raise InputError(f"{path}: no questions (the file is empty)")
     corpus = load_corpus(corpus_path) if corpus_path is not None else None
     return EvalDataset(name=name or path.stem, questions=tuple(questions), corpus=corpus)
