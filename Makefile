@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO := .ragsieve-demo
-QUESTION ?= Who announced the decipherment of hieroglyphs, and in which year?
+QUESTION ?= In which year did Champollion announce the decipherment of hieroglyphs?
 
 .PHONY: setup demo test test-fast lint bench clean
 
@@ -25,7 +25,7 @@ setup: $(STAMP)
 demo: setup
 	rm -rf $(DEMO)
 	$(VENV)/bin/ragsieve index examples/corpus --index $(DEMO)/index
-	$(VENV)/bin/ragsieve ask "$(QUESTION)" --index $(DEMO)/index --k 3
+	$(VENV)/bin/ragsieve ask "$(QUESTION)" --index $(DEMO)/index --k 2 --max-tokens 64
 
 test: setup
 	$(PY) -m pytest -q

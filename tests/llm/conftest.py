@@ -1,0 +1,51 @@
+"""Fixtures for the LLM layer: the packaged SmolLM2 loaded in-process, and a real llama.cpp
+OpenAI-compatible server process. (The scripted fault servers live in test_llm_http_faults.py:
+with ``--import-mode=importlib`` test modules cannot import a shared helper module.)"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragsieve.errors import ConfigError
+from ragsieve.llm import get_llm
+from ragsieve.llm.local import LlamaCppLLM, smollm2_path
+from ragsieve.llm.server import ServerProcess, start_server
+
+# Sleep, not spin, at llama.cpp's OpenMP barriers (see ragsieve.llm.local.prefer_passive_openmp);
+# only effective if libgomp is not loaded yet, so set it as early as this conftest runs.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+SERVER_API_KEY = "test-secret-key"
+
+
+@pytest.fixture(scope="session")
+def smollm2_file() -> Path:
+    try:
+        return smollm2_path()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def local_llm(smollm2_file: Path) -> Iterator[LlamaCppLLM]:
+    """The default ``get_llm("local")`` backend, loaded once for the session."""
+    llm = get_llm("local", n_ctx=2048)
+    assert isinstance(llm, LlamaCppLLM)
+    yield llm
+    llm.close()
+
+
+@pytest.fixture(scope="module")
+def llama_server(smollm2_file: Path) -> Iterator[ServerProcess]:
+    """A real OpenAI-compatible llama.cpp server process serving SmolLM2 on a free port,
+    protected by an API key; killed at teardown."""
+    srv = start_server(smollm2_file, n_ctx=2048, api_key=SERVER_API_KEY, alias="smollm2")
+    try:
+        yield srv
+    finally:
+        srv.stop()
+    assert not srv.alive()
