@@ -109,3 +109,50 @@ def test_corrupt_index_is_reported_and_debug_shows_traceback(
     assert_one_line_error(run("search", "bees", "--index", str(broken)), 3, "corrupt")
     p = run("search", "bees", "--index", str(broken), "--debug")
     assert p.returncode != 0 and "Traceback" in p.stderr
+
+
+def test_ask_json_with_the_local_llm(sample_index_dir: Path) -> None:
+    p = run(
+        "ask",
+        "Who decoded the honey bee waggle dance?",
+        "--index",
+        str(sample_index_dir),
+        "--k",
+        "2",
+        "--max-tokens",
+        "32",
+        "--json",
+    )
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert set(out) >= {"answer", "context", "tokens", "trace", "timings", "cost"}
+    assert "Frisch" in out["answer"]
+    assert len(out["context"]) == 2
+    assert set(out["context"][0]) >= {"chunk_id", "doc_id", "text", "score"}
+    assert out["tokens"]["context"] == sum(c["tokens"] for c in out["trace"]["candidates"][:2])
+    assert out["tokens"]["prompt"] > out["tokens"]["context"] > 0
+    assert 0 < out["tokens"]["completion"] <= 32
+    assert out["trace"]["selected"] == [c["chunk_id"] for c in out["context"]]
+    assert {"retrieve", "select", "generate"} <= set(out["timings"])
+
+
+def test_ask_with_an_unreachable_llm_endpoint_is_one_line(sample_index_dir: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = run(
+        "ask",
+        "Who decoded the waggle dance?",
+        "--index",
+        str(sample_index_dir),
+        "--llm",
+        f"openai:test@http://127.0.0.1:{port}/v1",
+    )
+    assert_one_line_error(p, 4, "unreachable")
+    assert_one_line_error(
+        run("ask", "x", "--index", str(sample_index_dir), "--llm", "gpt-9000"),
+        2,
+        "unknown LLM spec",
+    )

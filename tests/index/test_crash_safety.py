@@ -41,9 +41,18 @@ def test_sigkill_mid_write_leaves_previous_index_usable(
     env = {**os.environ, "RAGSIEVE_WRITE_BATCH_CHUNKS": "4"}  # many commits -> a wide window
     start_versions = _versions(writable_index)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ragsieve.cli", "index", str(corpus), "--index",
-         str(writable_index)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "ragsieve.cli",
+            "index",
+            str(corpus),
+            "--index",
+            str(writable_index),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.time() + 120
     while time.time() < deadline and _versions(writable_index) <= start_versions + 1:
@@ -62,9 +71,20 @@ def test_sigkill_mid_write_leaves_previous_index_usable(
     assert hits and "rosetta" in hits[0][0].doc_id
     # Re-running completes, with nothing duplicated or lost.
     done = subprocess.run(
-        [sys.executable, "-m", "ragsieve.cli", "index", str(corpus), "--index",
-         str(writable_index), "--json"],
-        env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "ragsieve.cli",
+            "index",
+            str(corpus),
+            "--index",
+            str(writable_index),
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["added"] == 40

@@ -1,0 +1,27 @@
+"""The Python API mirrors the CLI: Index.open/add_paths, search, ask."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragsieve import Index, IndexConfig, ask, search
+
+pytestmark = pytest.mark.integration
+
+
+def test_python_api_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
+    idx = Index.open_or_create(tmp_path / "ix", IndexConfig(chunker="paragraph"))
+    report, skipped = idx.add_paths([corpus_dir])
+    assert len(report.added) == 4 and not skipped
+    hits = search("Where is the Rosetta Stone on display?", idx, k=3, retriever="hybrid")
+    assert "British Museum" in hits[0].chunk.text
+    reranked = search("Where is the Rosetta Stone on display?", idx, k=3, reranker="bi-encoder")
+    assert all(0.0 <= h.score <= 1.0 for h in reranked)
+    assert [h.score for h in reranked] == sorted((h.score for h in reranked), reverse=True)
+    answer = ask("When did Voyager 2 fly past Neptune?", tmp_path / "ix", k=1, budget=300)
+    assert answer.context.n_tokens <= 300 and len(answer.context.chunks) == 1
+    assert "Neptune" in answer.context.chunks[0].chunk.text
+    assert answer.usage.prompt_tokens > 0 and answer.text
+    assert answer.trace["selection"]["selector"] == "budget"
