@@ -16,12 +16,14 @@ def test_python_api_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     report, skipped = idx.add_paths([corpus_dir])
     assert len(report.added) == 4 and not skipped
     hits = search("Where is the Rosetta Stone on display?", idx, k=3, retriever="hybrid")
-    assert "British Museum" in hits[0].chunk.text
+    assert len(hits) == 3 and all("rosetta" in h.chunk.doc_id for h in hits)
+    assert any("British Museum" in h.chunk.text for h in hits)
     reranked = search("Where is the Rosetta Stone on display?", idx, k=3, reranker="bi-encoder")
     assert all(0.0 <= h.score <= 1.0 for h in reranked)
     assert [h.score for h in reranked] == sorted((h.score for h in reranked), reverse=True)
-    answer = ask("When did Voyager 2 fly past Neptune?", tmp_path / "ix", k=1, budget=300)
-    assert answer.context.n_tokens <= 300 and len(answer.context.chunks) == 1
+    # With a budget the context is filled in rank order up to it (k does not apply).
+    answer = ask("When did Voyager 2 fly past Neptune?", tmp_path / "ix", budget=300)
+    assert 0 < answer.context.n_tokens <= 300
     assert "Neptune" in answer.context.chunks[0].chunk.text
     assert answer.usage.prompt_tokens > 0 and answer.text
     assert answer.trace["selection"]["selector"] == "budget"

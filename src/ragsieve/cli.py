@@ -186,7 +186,8 @@ def ask(
     method: Annotated[str, typer.Option(help="Retrieval method (naive).")] = "naive",
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Chunks (top-k).")] = 10,
     budget: Annotated[
-        int | None, typer.Option(min=1, help="Context token budget (a ceiling).")
+        int | None,
+        typer.Option(min=1, help="Fill the context up to N tokens (a ceiling; replaces --k)."),
     ] = None,
     retriever: Annotated[str, typer.Option(help="dense | bm25 | hybrid.")] = "dense",
     reranker: Annotated[str | None, typer.Option(help="Rerank before selection.")] = None,
