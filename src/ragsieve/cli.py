@@ -344,7 +344,7 @@ def _register_plugins() -> None:
     """Commands that live beside their stage (``train-reranker`` etc.) add themselves here."""
     import importlib
 
-    for mod in ("ragsieve.rerank.cli",):
+    for mod in ("ragsieve.rerank.cli", "ragsieve.serve.cli"):
         try:
             module = importlib.import_module(mod)
         except ModuleNotFoundError as e:

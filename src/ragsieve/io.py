@@ -114,9 +114,7 @@ def read_file(path: Path) -> list[Document]:
             f"use one of {', '.join(sorted(SUPPORTED))}"
         )
     text = _read_text(path)
-    return [
-        Document(id=_doc_id(path), text=text, title=_title_of(path, text), source=str(path))
-    ]
+    return [Document(id=_doc_id(path), text=text, title=_title_of(path, text), source=str(path))]
 
 
 def _walk(folder: Path) -> Iterator[Path]:
@@ -154,9 +152,7 @@ def load_paths(paths: Iterable[str | Path]) -> LoadReport:
         else:
             report.documents.extend(read_file(path))
     if not report.documents:
-        raise InputError(
-            "no readable documents found in " + ", ".join(str(p) for p in given)
-        )
+        raise InputError("no readable documents found in " + ", ".join(str(p) for p in given))
     ids: dict[str, str] = {}
     for d in report.documents:
         if d.id in ids:

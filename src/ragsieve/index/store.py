@@ -323,10 +323,7 @@ class Index:
         if len(self) == 0:
             return [[] for _ in range(len(qvecs))]
         for i, q in enumerate(np.asarray(qvecs, dtype=np.float32)):
-            query = (
-                self.chunks_table.search(q, vector_column_name="vector")
-                .metric("cosine")
-            )
+            query = self.chunks_table.search(q, vector_column_name="vector").metric("cosine")
             allowed = doc_ids[i] if doc_ids is not None else None
             if allowed is not None:
                 if not allowed:

@@ -75,15 +75,41 @@ class CrossEncoderReranker:
         return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
 
 
+DEFAULT_RERANKER = "cross-encoder"
+
+
 @lru_cache(maxsize=8)
-def get_reranker(name: str = "bi-encoder", embedder: str = "minilm") -> Reranker:
-    """``bi-encoder`` (offline, the index's embedder) or a cross-encoder directory/hub name."""
+def get_reranker(name: str = DEFAULT_RERANKER, embedder: str = "minilm") -> Reranker:
+    """A reranker by name.
+
+    * ``cross-encoder`` (default): the shipped int8 ONNX cross-encoder (offline);
+      ``cross-encoder-fp32:DIR`` / ``cross-encoder:DIR`` load ``model_fp32.onnx`` / ``model.onnx``
+      from a ``ragsieve train-reranker`` output folder;
+    * ``bi-encoder``: cosine of the index's embedder (offline);
+    * ``bm25``: BM25 over the candidate passages themselves (offline);
+    * anything else with a ``/`` or naming a directory: a sentence-transformers cross-encoder
+      (a Hugging Face name needs the network).
+    """
+    from ragsieve.rerank.bm25 import BM25Reranker
+    from ragsieve.rerank.cross_encoder import OnnxCrossEncoder
+
+    if name in ("cross-encoder", "crossencoder", "default"):
+        return OnnxCrossEncoder()
+    for prefix, variant in (("cross-encoder:", "int8"), ("cross-encoder-fp32:", "fp32")):
+        if name.startswith(prefix):
+            path = name[len(prefix) :]
+            if not os.path.isdir(path):
+                raise ConfigError(f"cross-encoder folder {path!r} does not exist")
+            return OnnxCrossEncoder(path, variant=variant)
     if name in ("bi-encoder", "biencoder"):
         return BiEncoderReranker(embedder)
+    if name == "bm25":
+        return BM25Reranker()
     if "/" in name or os.path.isdir(name):
         return CrossEncoderReranker(name)
     raise ConfigError(
-        f"unknown reranker {name!r}: use bi-encoder or a cross-encoder ORG/NAME (online)"
+        f"unknown reranker {name!r}: use cross-encoder, bi-encoder, bm25 or a cross-encoder "
+        "ORG/NAME (online)"
     )
 
 

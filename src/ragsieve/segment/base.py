@@ -31,7 +31,11 @@ def chunk_id(doc_id: str, index: int) -> str:
 
 
 def make_chunk(
-    doc: Document, index: int, sents: list[Sentence], n_tokens: int, start: int | None = None,
+    doc: Document,
+    index: int,
+    sents: list[Sentence],
+    n_tokens: int,
+    start: int | None = None,
     end: int | None = None,
 ) -> Chunk:
     """A chunk covering ``sents`` (optionally only ``[start, end)`` inside them)."""
@@ -160,7 +164,5 @@ def known_segmenters() -> list[str]:
 def get_segmenter(name: str, **options: Any) -> Segmenter:
     """Instantiate a registered segmenter by short name (``fixed``, ``paragraph``, ...)."""
     if name not in _REGISTRY:
-        raise ConfigError(
-            f"unknown chunker {name!r}: use one of {', '.join(known_segmenters())}"
-        )
+        raise ConfigError(f"unknown chunker {name!r}: use one of {', '.join(known_segmenters())}")
     return _REGISTRY[name](**options)

@@ -58,8 +58,13 @@ class TopKSelector:
             used += s.chunk.n_tokens
         return Selection(
             make_context(chosen),
-            {"selector": self.name, "k": self.k, "budget": self.budget,
-             "candidates": len(ranked), "skipped_over_budget": skipped},
+            {
+                "selector": self.name,
+                "k": self.k,
+                "budget": self.budget,
+                "candidates": len(ranked),
+                "skipped_over_budget": skipped,
+            },
         )
 
 
