@@ -17,6 +17,8 @@ from ragsieve.index.store import MANIFEST
 
 pytestmark = pytest.mark.integration
 
+N_DOCS = 200
+
 
 def _make_corpus(folder: Path, n: int) -> None:
     folder.mkdir()
@@ -37,8 +39,11 @@ def test_sigkill_mid_write_leaves_previous_index_usable(
 ) -> None:
     before = json.loads((writable_index / MANIFEST).read_text())
     corpus = tmp_path / "more"
-    _make_corpus(corpus, 40)
-    env = {**os.environ, "RAGSIEVE_WRITE_BATCH_CHUNKS": "4"}  # many commits -> a wide window
+    # The indexer segments 64 documents at a time and flushes a batch of chunks (one Lance
+    # commit) after each; 200 documents give four flushes, so waiting for the second commit
+    # kills it with two flushes, the full-text index and the manifest still to come.
+    _make_corpus(corpus, N_DOCS)
+    env = {**os.environ, "RAGSIEVE_WRITE_BATCH_CHUNKS": "4"}  # flush after every batch
     start_versions = _versions(writable_index)
     proc = subprocess.Popen(
         [
@@ -87,8 +92,8 @@ def test_sigkill_mid_write_leaves_previous_index_usable(
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["added"] == 40
+    assert json.loads(done.stdout)["added"] == N_DOCS
     idx = Index.open(writable_index)
-    assert idx.stats()["documents"] == before["n_documents"] + 40
+    assert idx.stats()["documents"] == before["n_documents"] + N_DOCS
     ids = idx.chunks_table.to_arrow().column("id").to_pylist()
     assert len(ids) == len(set(ids)) == idx.stats()["chunks"]

@@ -69,7 +69,7 @@ def _tiny_data(root: Path) -> Path:
     )
     rows = [
         {"id": i, "query": f"query {i} topic{i}", "positive": [f"passage topic{i} text"]}
-        for i in range(12)
+        for i in range(60)
     ]
     (root / "msmarco/msmarco_dev_small_eng_query_positive.json").write_text(json.dumps(rows))
     return root

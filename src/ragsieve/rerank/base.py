@@ -75,17 +75,19 @@ class CrossEncoderReranker:
         return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
 
 
-DEFAULT_RERANKER = "cross-encoder"
+# The shipped cross-encoder is not the default yet: it misses the acceptance bar on SQuAD and
+# HotpotQA (benchmarks/results/reranker.md). Flip this once a retrained model beats both.
+DEFAULT_RERANKER = "bi-encoder"
 
 
 @lru_cache(maxsize=8)
 def get_reranker(name: str = DEFAULT_RERANKER, embedder: str = "minilm") -> Reranker:
     """A reranker by name.
 
-    * ``cross-encoder`` (default): the shipped int8 ONNX cross-encoder (offline);
+    * ``cross-encoder``: the shipped int8 ONNX cross-encoder (offline);
       ``cross-encoder-fp32:DIR`` / ``cross-encoder:DIR`` load ``model_fp32.onnx`` / ``model.onnx``
       from a ``ragsieve train-reranker`` output folder;
-    * ``bi-encoder``: cosine of the index's embedder (offline);
+    * ``bi-encoder`` (default): cosine of the index's embedder (offline);
     * ``bm25``: BM25 over the candidate passages themselves (offline);
     * anything else with a ``/`` or naming a directory: a sentence-transformers cross-encoder
       (a Hugging Face name needs the network).

@@ -1,0 +1,102 @@
+"""BM25 as a reranker, and a small sparse BM25 index for mining training negatives.
+
+:class:`BM25Reranker` scores the candidate passages against each other: document frequencies and
+the average length come from the candidates themselves (the reranker sees nothing else). Raw BM25
+scores are unbounded, so they are squashed to [0, 1) with ``s / (s + k)`` (``k = 5`` by default):
+monotone, so the ranking is BM25's own, and absolute (a passage's score does not depend on how
+good the best candidate is, unlike max-normalisation). ``s = 0`` (no query term) maps to 0.
+
+Tokens are lowercased ``\\w+`` runs minus a short English stop-word list; Okapi BM25 with
+``k1 = 1.2``, ``b = 0.75`` and the non-negative idf ``ln(1 + (N - n + 0.5) / (n + 0.5))``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+STOPWORDS = frozenset(
+    (  # noqa: SIM905
+        "a an and are as at be by for from has have he her his how i in is it its of on or she "
+        "that the their them they this to was were what when where which who whom why will with "
+        "you your do does did not can"
+    ).split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased word tokens without stop words."""
+    return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+
+
+class BM25Index:
+    """Okapi BM25 over a fixed list of texts, as a sparse term-weight matrix (scipy CSR)."""
+
+    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
+        from scipy.sparse import csr_matrix
+
+        self.k1, self.b = k1, b
+        vocab: dict[str, int] = {}
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        lengths = np.zeros(len(texts), dtype=np.float64)
+        for i, text in enumerate(texts):
+            toks = tokenize(text)
+            lengths[i] = len(toks)
+            counts: dict[int, int] = {}
+            for t in toks:
+                j = vocab.setdefault(t, len(vocab))
+                counts[j] = counts.get(j, 0) + 1
+            rows.extend([i] * len(counts))
+            cols.extend(counts.keys())
+            vals.extend(counts.values())
+        self.vocab = vocab
+        n_docs = len(texts)
+        tf = csr_matrix(
+            (np.asarray(vals, dtype=np.float64), (rows, cols)), shape=(n_docs, max(1, len(vocab)))
+        )
+        df = np.bincount(np.asarray(cols, dtype=np.int64), minlength=tf.shape[1])
+        self.idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+        avgdl = float(lengths.mean()) if n_docs and lengths.mean() > 0 else 1.0
+        norm = k1 * (1.0 - b + b * lengths / avgdl)
+        tf = tf.tocoo()
+        weights = tf.data * (k1 + 1.0) / (tf.data + norm[tf.row]) * self.idf[tf.col]
+        self._w = csr_matrix((weights, (tf.row, tf.col)), shape=tf.shape).tocsc()
+        self.n_docs = n_docs
+
+    def scores(self, query: str) -> np.ndarray:
+        """Raw BM25 score of every text for ``query`` (a repeated query term counts once per
+        occurrence)."""
+        cols = [self.vocab[t] for t in tokenize(query) if t in self.vocab]
+        if not cols or self.n_docs == 0:
+            return np.zeros(self.n_docs, dtype=np.float64)
+        return np.asarray(self._w[:, cols].sum(axis=1)).ravel()
+
+    def top(self, query: str, k: int) -> np.ndarray:
+        """Indices of the ``k`` best texts, best first (ties by index)."""
+        s = self.scores(query)
+        k = min(k, len(s))
+        if k <= 0:
+            return np.zeros(0, dtype=np.int64)
+        part = np.argpartition(-s, k - 1)[:k]
+        return part[np.lexsort((part, -s[part]))]
+
+
+class BM25Reranker:
+    """BM25 over the candidate passages themselves, squashed with ``s / (s + k)``."""
+
+    def __init__(self, k: float = 5.0, k1: float = 1.2, b: float = 0.75) -> None:
+        self.name = "bm25"
+        self.k, self.k1, self.b = k, k1, b
+
+    def raw_scores(self, query: str, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros(0, dtype=np.float64)
+        return BM25Index(texts, k1=self.k1, b=self.b).scores(query)
+
+    def score(self, query: str, texts: list[str]) -> np.ndarray:
+        s = self.raw_scores(query, texts)
+        return (s / (s + self.k)).astype(np.float32)

@@ -1,0 +1,201 @@
+"""Reranker commands, registered on the main app by ``ragsieve.cli._register_plugins``:
+``train-reranker``, ``rerank`` (many queries in one process) and ``eval-reranker``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ragsieve.errors import ConfigError, InputError
+
+RerankerOpt = Annotated[
+    str,
+    typer.Option(
+        "--reranker",
+        help="ensemble (default) | cross-encoder | bi-encoder | bm25 | a cross-encoder dir "
+        "or ORG/NAME.",
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _log(msg: str) -> None:
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
+def train_reranker(
+    out: Annotated[Path, typer.Option("--out", help="Output folder for the trained model.")],
+    data_dir: Annotated[
+        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
+    ] = None,
+    qasper_groups: Annotated[int, typer.Option(min=0, help="QASPER train groups.")] = 1300,
+    msmarco_groups: Annotated[int, typer.Option(min=0, help="MS MARCO groups.")] = 1700,
+    max_length: Annotated[int, typer.Option(min=16, max=512, help="Training length.")] = 128,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 13,
+    threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 1,
+    time_limit: Annotated[
+        float | None, typer.Option(help="Safety stop after this many minutes.")
+    ] = None,
+    stop_after: Annotated[
+        int | None, typer.Option(min=1, help="Stop after N steps (LR schedule unchanged).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Fine-tune the cross-encoder reranker from the packaged MiniLM weights (CPU, fixed seed)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from ragsieve.evaluate.datasets import find_data_dir
+    from ragsieve.rerank.train import TrainConfig, train
+
+    cfg = TrainConfig(
+        seed=seed,
+        qasper_groups=qasper_groups,
+        msmarco_groups=msmarco_groups,
+        max_length=max_length,
+        threads=threads,
+        time_limit_min=time_limit,
+        stop_after=stop_after,
+    )
+    if qasper_groups + msmarco_groups == 0:
+        raise ConfigError("nothing to train on: --qasper-groups and --msmarco-groups are both 0")
+    info = train(
+        out, find_data_dir(data_dir), cfg, log=_log, command="ragsieve " + " ".join(sys.argv[1:])
+    )
+    if as_json:
+        sys.stdout.write(json.dumps(info, indent=2) + "\n")
+    else:
+        typer.echo(f"trained in {info['train']['seconds']:.0f}s on {info['pairs']} pairs -> {out}")
+
+
+def train_fusion_cmd(
+    out: Annotated[Path, typer.Option("--out", help="Output JSON file for the fusion weights.")],
+    data_dir: Annotated[
+        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
+    ] = None,
+    qasper: Annotated[int, typer.Option(min=0, help="QASPER train lists (whole papers).")] = 300,
+    msmarco: Annotated[int, typer.Option(min=0, help="MS MARCO lists.")] = 300,
+    negatives: Annotated[
+        int, typer.Option(min=1, help="BM25-mined negatives per MS MARCO list.")
+    ] = 19,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 13,
+) -> None:
+    """Fit the ``ensemble`` reranker's weights (cross-encoder + bi-encoder + BM25) on training
+    data; ``models/reranker/fusion.json`` in the package was made by this command."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from ragsieve.evaluate.datasets import find_data_dir
+    from ragsieve.rerank.fusion import train_fusion
+
+    if qasper + msmarco == 0:
+        raise ConfigError("nothing to fit on: --qasper and --msmarco are both 0")
+    info = train_fusion(
+        out,
+        find_data_dir(data_dir),
+        qasper=qasper,
+        msmarco=msmarco,
+        negatives=negatives,
+        seed=seed,
+        command="ragsieve " + " ".join(sys.argv[1:]),
+        log=_log,
+    )
+    typer.echo(f"fitted on {info['training']['pairs']} pairs -> {out}")
+
+
+def _read_queries(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise InputError(f"{path} does not exist")
+    rows: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{n}"
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(f"{where}: invalid JSON ({e.msg})") from e
+            if not isinstance(obj, dict):
+                raise InputError(f"{where}: expected an object with id, query, passages")
+            if "id" not in obj:
+                raise InputError(f'{where}: missing "id"')
+            if not isinstance(obj.get("query"), str) or not obj["query"].strip():
+                raise InputError(f'{where}: "query" must be a non-empty string')
+            passages = obj.get("passages")
+            if not isinstance(passages, list):
+                raise InputError(f'{where}: "passages" must be a list of {{id, text}}')
+            for k, p in enumerate(passages):
+                if not isinstance(p, dict) or "id" not in p or not isinstance(p.get("text"), str):
+                    raise InputError(
+                        f'{where}: passage {k} must be an object with "id" and string "text"'
+                    )
+            rows.append(obj)
+    return rows
+
+
+def rerank_cmd(
+    queries: Annotated[
+        Path, typer.Option("--queries", help="JSONL: {id, query, passages: [{id, text}]}.")
+    ],
+    reranker: RerankerOpt = "cross-encoder",
+) -> None:
+    """Score many queries' passages in one process: a JSON line per query, best first."""
+    from ragsieve.rerank.base import get_reranker
+
+    rows = _read_queries(queries)  # validate the whole file before loading a model
+    scorer = get_reranker(reranker)
+    out = sys.stdout
+    for obj in rows:
+        texts = [p["text"] for p in obj["passages"]]
+        scores = scorer.score(obj["query"], texts) if texts else []
+        ranked = sorted(
+            (
+                {"id": p["id"], "score": round(float(s), 6)}
+                for p, s in zip(obj["passages"], scores, strict=True)
+            ),
+            key=lambda r: -r["score"],
+        )
+        out.write(json.dumps({"id": obj["id"], "scores": ranked}, ensure_ascii=False) + "\n")
+    out.flush()
+
+
+def eval_reranker(
+    rerankers: Annotated[
+        str, typer.Option("--rerankers", help="Comma-separated scorers, side by side.")
+    ] = "bm25,bi-encoder,cross-encoder",
+    datasets: Annotated[
+        str, typer.Option("--datasets", help="Comma-separated: qasper-val, squad, hotpotqa.")
+    ] = "qasper-val,squad,hotpotqa",
+    n: Annotated[int, typer.Option("--n", min=1, help="Questions per dataset (seeded).")] = 200,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """MRR@10, nDCG@10 and Recall@1 of rerankers on held-out ranking tasks, side by side."""
+    from ragsieve.evaluate.datasets import find_data_dir
+    from ragsieve.rerank.evaluate import TASKS, format_table, run_eval
+
+    names = [r.strip() for r in rerankers.split(",") if r.strip()]
+    sets = [d.strip() for d in datasets.split(",") if d.strip()]
+    bad = [d for d in sets if d not in TASKS]
+    if bad:
+        raise ConfigError(f"unknown dataset {bad[0]!r}: use {', '.join(TASKS)}")
+    if not names:
+        raise ConfigError("no reranker given")
+    result = run_eval(names, sets, n=n, seed=seed, data_dir=find_data_dir(data_dir), log=_log)
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    else:
+        typer.echo(format_table(result))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train-reranker")(train_reranker)
+    app.command("rerank")(rerank_cmd)
+    app.command("eval-reranker")(eval_reranker)
+    app.command("train-fusion")(train_fusion_cmd)

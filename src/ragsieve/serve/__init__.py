@@ -1,0 +1,22 @@
+"""``ragsieve serve``: the search and ask pipeline as an HTTP API (FastAPI + uvicorn).
+
+Kept import-light on purpose: ``ragsieve.cli`` imports :mod:`ragsieve.serve.cli` on every
+command to register ``serve``, so FastAPI, uvicorn and the models are imported only when a
+server is actually built (:func:`ragsieve.serve.app.create_app`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+__all__ = ["create_app"]
+
+
+def create_app(*args: Any, **kwargs: Any) -> FastAPI:
+    """Build the FastAPI app; see :func:`ragsieve.serve.app.create_app` (imported lazily)."""
+    from ragsieve.serve.app import create_app as _create_app
+
+    return _create_app(*args, **kwargs)

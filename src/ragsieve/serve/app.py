@@ -1,0 +1,529 @@
+"""The HTTP API: ``POST /search``, ``POST /ask``, ``GET /health`` (FastAPI).
+
+Design, and why:
+
+* **Models load once, before the server listens.** :func:`create_app` opens the index, warms
+  the embedder and loads the LLM eagerly, so a bad index or LLM spec fails ``ragsieve serve``
+  with its one-line error instead of a half-started server, and the first request does not pay
+  seconds of model loading.
+* **Same JSON as the CLI.** ``/search`` mirrors ``ragsieve search --json`` and ``/ask`` is
+  :meth:`ragsieve.types.Answer.to_json` (``ragsieve ask --json``), so clients can switch
+  between the two without a second parser.
+* **Concurrency.** Endpoints are plain ``def`` functions, which FastAPI runs in its thread pool,
+  so a slow LLM call never blocks the event loop. Shared state is either immutable per request
+  or guarded: the torch embedder and the llama.cpp LLM serialise their own calls with locks,
+  onnxruntime sessions and ``httpx.Client`` are thread-safe, an LLM backend not known to be
+  thread-safe is wrapped in a lock here (:class:`SerialLLM`), and each request builds its own
+  method/retriever objects over one index *snapshot* (see :meth:`ServerState.index`).
+* **Index updates become visible.** ``ragsieve index`` may commit while we serve. At most once
+  per ``reload_interval`` seconds a request re-reads the manifest; if it changed, a *new*
+  :class:`~ragsieve.index.Index` is opened and the reference swapped. We do not call
+  ``Index.reload()`` on the shared object because it re-pins tables one by one, which a
+  concurrent reader could observe half-way; a swap gives every request one consistent version
+  (old Lance versions are kept for 10 minutes, so in-flight readers can finish).
+* **Errors are JSON, never tracebacks.** :class:`~ragsieve.errors.RagsieveError` subclasses map
+  to 400/502/503/504 with ``{"error": "<one line>"}``; anything else is logged with its
+  traceback on the server and answered ``500 {"error": "internal error"}``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, HTTPException
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ragsieve.errors import ConfigError, IndexStoreError, InputError, LLMError, RagsieveError
+from ragsieve.index import Index
+from ragsieve.index.store import MANIFEST
+from ragsieve.types import Scored
+
+log = logging.getLogger("ragsieve.serve")
+
+# ----------------------------------------------------------------------------- limits
+#: Longest query / question accepted, in characters (a paragraph, not a document).
+MAX_QUERY_CHARS = 2000
+#: Most results / chunks a request may ask for.
+MAX_K = 100
+#: Largest context budget in tokens.
+MAX_BUDGET = 100_000
+#: Longest answer in tokens.
+MAX_ANSWER_TOKENS = 2048
+#: Request bodies above this are refused with 413 before they are parsed.
+MAX_BODY_BYTES = 64 * 1024
+#: Rerankers a client may name by default: the offline, shipped ones. Other names load a model
+#: from a server-side path or download one from a hub, which a remote client must not trigger.
+DEFAULT_RERANKERS: tuple[str, ...] = ("bi-encoder", "bm25", "cross-encoder")
+#: How often (seconds) a request may check whether ``ragsieve index`` committed a new version.
+DEFAULT_RELOAD_INTERVAL = 1.0
+
+Retriever = Literal["dense", "bm25", "hybrid"]
+
+#: Module level (not inside create_app): with postponed annotations FastAPI resolves the
+#: ``Depends(_bearer)`` annotation of ``require_token`` in this module's globals.
+_bearer = HTTPBearer(auto_error=False, description="The server's --token.")
+
+
+# ----------------------------------------------------------------------------- schemas
+class SearchRequest(BaseModel):
+    """Body of ``POST /search`` (the options of ``ragsieve search``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
+    k: int = Field(10, ge=1, le=MAX_K, description="Number of results.")
+    retriever: Retriever = Field("dense", description="dense | bm25 | hybrid.")
+    reranker: str | None = Field(
+        None, max_length=200, description="Rerank a deeper candidate list (server allow-list)."
+    )
+
+
+class AskRequest(BaseModel):
+    """Body of ``POST /ask`` (the options of ``ragsieve ask``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question.")
+    method: str = Field("naive", min_length=1, max_length=64, description="Retrieval method.")
+    k: int = Field(10, ge=1, le=MAX_K, description="Chunks in the context (top-k).")
+    budget: int | None = Field(
+        None, ge=1, le=MAX_BUDGET, description="Fill the context up to N tokens (replaces k)."
+    )
+    retriever: Retriever = Field("dense", description="dense | bm25 | hybrid.")
+    reranker: str | None = Field(None, max_length=200, description="Rerank before selection.")
+    max_tokens: int = Field(256, ge=1, le=MAX_ANSWER_TOKENS, description="Answer length cap.")
+
+
+class SearchHit(BaseModel):
+    chunk_id: str
+    doc_id: str
+    title: str
+    text: str
+    score: float
+    start: int
+    end: int
+    tokens: int
+
+
+class SearchResponse(BaseModel):
+    query: str
+    retriever: str
+    results: list[SearchHit]
+
+
+class ContextChunk(BaseModel):
+    chunk_id: str
+    doc_id: str
+    title: str
+    text: str
+    score: float
+    start: int
+    end: int
+
+
+class TokenCounts(BaseModel):
+    context: int
+    prompt: int
+    completion: int
+
+
+class AskResponse(BaseModel):
+    question: str
+    method: str
+    answer: str
+    context: list[ContextChunk]
+    tokens: TokenCounts
+    cost: float
+    timings: dict[str, float]
+    trace: dict[str, Any]
+
+
+class HealthResponse(BaseModel):
+    status: str
+    documents: int
+    chunks: int
+    index: str
+    llm: str
+
+
+class ErrorResponse(BaseModel):
+    error: str
+
+
+def scored_json(items: Sequence[Scored]) -> list[dict[str, Any]]:
+    """The ``results`` of ``ragsieve search --json`` (kept identical to ``cli._scored_json``)."""
+    return [
+        {
+            "chunk_id": s.chunk.id,
+            "doc_id": s.chunk.doc_id,
+            "title": s.chunk.title,
+            "text": s.chunk.text,
+            "score": s.score,
+            "start": s.chunk.start,
+            "end": s.chunk.end,
+            "tokens": s.chunk.n_tokens,
+        }
+        for s in items
+    ]
+
+
+# ----------------------------------------------------------------------------- shared state
+class SerialLLM:
+    """Wraps an LLM backend that is not known to be thread-safe so that calls take turns.
+
+    The shipped backends need no wrapper (llama.cpp serialises with its own lock, the HTTP
+    client is thread-safe); a backend registered by a plugin might keep per-call state.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self.name: str = str(getattr(inner, "name", type(inner).__name__))
+
+    def generate(self, messages: list[dict[str, str]], **kwargs: Any) -> Any:
+        with self._lock:
+            return self._inner.generate(messages, **kwargs)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._inner, attr)
+
+
+def _thread_safe_llm(llm: Any) -> Any:
+    from ragsieve.llm.local import LlamaCppLLM
+    from ragsieve.llm.openai_compat import OpenAICompatLLM
+
+    return llm if isinstance(llm, LlamaCppLLM | OpenAICompatLLM) else SerialLLM(llm)
+
+
+def _manifest_tables(index_dir: Path) -> dict[str, Any] | None:
+    """The committed table versions named by the manifest, or None if it cannot be read now."""
+    try:
+        tables = json.loads((index_dir / MANIFEST).read_text("utf-8")).get("tables")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return tables if isinstance(tables, dict) else None
+
+
+class ServerState:
+    """What every request shares: the current index snapshot, the LLM and the warm models."""
+
+    def __init__(
+        self,
+        index_dir: str | Path,
+        *,
+        llm_spec: str = "local",
+        llm_options: dict[str, Any] | None = None,
+        rerankers: Sequence[str] | None = DEFAULT_RERANKERS,
+        reload_interval: float = DEFAULT_RELOAD_INTERVAL,
+        preload: bool = True,
+    ) -> None:
+        from ragsieve.llm import get_llm
+
+        self.index_dir = Path(index_dir)
+        self._index = Index.open(self.index_dir)
+        self._tables = dict(self._index.manifest["tables"])
+        self.reload_interval = reload_interval
+        self._reload_lock = threading.Lock()
+        self._next_check = time.monotonic() + reload_interval
+        self.rerankers = None if rerankers is None else frozenset(rerankers)
+        self._warm_rerankers: set[tuple[str, str]] = set()
+        self._reranker_lock = threading.Lock()
+        self.llm_spec = llm_spec
+        llm = get_llm(llm_spec, **(llm_options or {}))
+        self.llm_name = str(getattr(llm, "name", llm_spec))
+        if preload:
+            # Load the embedding model now (and run it once): not on the first request, and
+            # never twice because two first requests raced through get_embedder's cache.
+            self._index.embedder.embed(["warm-up"])
+            load = getattr(llm, "load", None)
+            if callable(load):
+                load()
+        self.llm = _thread_safe_llm(llm)
+
+    def index(self) -> Index:
+        """The index snapshot a request should use, after a rate-limited check for a commit.
+
+        Only one thread checks at a time (the others keep the current snapshot rather than
+        wait); a failed reload keeps serving the last good version and is logged.
+        """
+        now = time.monotonic()
+        if now >= self._next_check and self._reload_lock.acquire(blocking=False):
+            try:
+                self._next_check = now + self.reload_interval
+                self._maybe_reload()
+            finally:
+                self._reload_lock.release()
+        return self._index
+
+    def _maybe_reload(self) -> None:
+        tables = _manifest_tables(self.index_dir)
+        if tables is None or tables == self._tables:
+            return
+        try:
+            fresh = Index.open(self.index_dir)
+            fresh.embedder  # noqa: B018 - build (and cache) a changed embedder before the swap
+        except RagsieveError as e:
+            log.warning("index changed but cannot be reopened, serving the old version: %s", e)
+            self._tables = tables  # do not retry until the manifest changes again
+            return
+        self._index, self._tables = fresh, dict(fresh.manifest["tables"])
+        s = fresh.stats()
+        log.info("index reloaded: %s documents, %s chunks", s["documents"], s["chunks"])
+
+    def check_reranker(self, name: str | None, index: Index) -> None:
+        """Refuse rerankers outside the allow-list; build an allowed one once, under a lock."""
+        if name is None:
+            return
+        if self.rerankers is not None and name not in self.rerankers:
+            allowed = ", ".join(sorted(self.rerankers)) or "none"
+            raise ConfigError(f"reranker {name!r} is not enabled on this server: use {allowed}")
+        key = (name, index.config.embedder)
+        if key in self._warm_rerankers:
+            return
+        from ragsieve.rerank import get_reranker
+
+        with self._reranker_lock:
+            if key not in self._warm_rerankers:
+                get_reranker(name, index.config.embedder)  # positional: same lru_cache key
+                self._warm_rerankers.add(key)
+
+    def close(self) -> None:
+        close = getattr(self.llm, "close", None)
+        if callable(close):
+            close()
+
+
+# ----------------------------------------------------------------------------- errors
+def _one_line(text: object, limit: int = 300) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def error_status(exc: RagsieveError) -> int:
+    """HTTP status for a user-facing error: client mistakes 400, index 503, LLM 502/504."""
+    if isinstance(exc, InputError | ConfigError):
+        return 400
+    if isinstance(exc, IndexStoreError):
+        return 503
+    if isinstance(exc, LLMError):
+        low = str(exc).lower()
+        return 504 if ("timed out" in low or "timeout" in low) else 502
+    return 500
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+class _GuardMiddleware:
+    """Pure ASGI middleware: refuse oversized bodies (413) and turn any unexpected exception
+    into ``500 {"error": "internal error"}`` with the traceback in the log, not the body.
+
+    A declared ``Content-Length`` over the limit is refused before the body is read; a
+    chunked body is counted while it streams in.
+    """
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.max_body_bytes
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    await _error(400, "invalid Content-Length")(scope, receive, send)
+                    return
+                if declared > limit:
+                    msg = f"request body too large: {declared} bytes (limit {limit})"
+                    await _error(413, msg)(scope, receive, send)
+                    return
+        received = 0
+        started = False
+
+        async def counting_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    # An HTTPException passes through FastAPI's body parsing unchanged.
+                    raise HTTPException(413, f"request body too large (limit {limit} bytes)")
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counting_receive, tracking_send)
+        except Exception:
+            log.exception("unhandled error in %s %s", scope.get("method"), scope.get("path"))
+            if not started:
+                await _error(500, "internal error")(scope, receive, send)
+
+
+# ----------------------------------------------------------------------------- the app
+def create_app(
+    index_dir: str | Path,
+    *,
+    llm_spec: str = "local",
+    token: str | None = None,
+    llm_options: dict[str, Any] | None = None,
+    rerankers: Sequence[str] | None = DEFAULT_RERANKERS,
+    reload_interval: float = DEFAULT_RELOAD_INTERVAL,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    preload: bool = True,
+) -> FastAPI:
+    """The ragsieve HTTP API over the index at ``index_dir``.
+
+    Opens the index and loads the models now (raising the usual one-line
+    :class:`~ragsieve.errors.RagsieveError` if it cannot). ``token`` protects ``/search`` and
+    ``/ask`` with ``Authorization: Bearer TOKEN``; ``llm_options`` go to
+    :func:`ragsieve.llm.get_llm` (e.g. ``timeout``, ``max_retries`` for ``openai:`` specs);
+    ``rerankers`` is the allow-list of reranker names (None: any); ``reload_interval`` is the
+    minimum number of seconds between checks for a new index commit (0: every request).
+    """
+    import ragsieve
+
+    if token is not None and not token.strip():
+        raise ConfigError("the bearer token is empty: pass a non-empty --token or unset it")
+    state = ServerState(
+        index_dir,
+        llm_spec=llm_spec,
+        llm_options=llm_options,
+        rerankers=rerankers,
+        reload_interval=reload_interval,
+        preload=preload,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        state.close()
+
+    app = FastAPI(
+        title="ragsieve",
+        version=ragsieve.__version__,
+        description=(
+            "Precise retrieval for RAG over one ragsieve index. `/search` and `/ask` return the "
+            "same JSON as `ragsieve search --json` and `ragsieve ask --json`."
+        ),
+        lifespan=lifespan,
+    )
+    app.state.ragsieve = state
+    app.add_middleware(_GuardMiddleware, max_body_bytes=max_body_bytes)
+
+    expected = token.strip().encode() if token else None
+
+    def require_token(
+        creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    ) -> None:
+        """Constant-time comparison, so response timing does not reveal a token prefix."""
+        if expected is None:
+            return
+        if creds is None or not hmac.compare_digest(creds.credentials.encode(), expected):
+            raise HTTPException(
+                401, "missing or invalid bearer token", headers={"WWW-Authenticate": "Bearer"}
+            )
+
+    protected = [Depends(require_token)] if expected is not None else []
+    errors: dict[int | str, dict[str, Any]] = {
+        code: {"model": ErrorResponse, "description": why}
+        for code, why in (
+            (400, "Bad input or option (unknown method, reranker, empty query)."),
+            (401, "Missing or wrong bearer token."),
+            (413, "Request body over the size limit."),
+            (500, "Internal error (logged on the server)."),
+            (503, "The index cannot be read."),
+        )
+    }
+    llm_errors: dict[int | str, dict[str, Any]] = {
+        502: {"model": ErrorResponse, "description": "The LLM backend failed."},
+        504: {"model": ErrorResponse, "description": "The LLM backend timed out."},
+    }
+
+    @app.exception_handler(RagsieveError)
+    async def on_ragsieve_error(request: Request, exc: RagsieveError) -> JSONResponse:
+        status = error_status(exc)
+        msg = _one_line(exc) or type(exc).__name__
+        log.warning("%s %s -> %d: %s", request.method, request.url.path, status, msg)
+        return _error(status, msg)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _error(exc.status_code, str(exc.detail), dict(exc.headers or {}) or None)
+
+    @app.get("/health", response_model=HealthResponse, tags=["meta"])
+    def health() -> dict[str, Any]:
+        """Liveness plus what is served; open without a token (for load balancers)."""
+        s = state.index().stats()
+        return {
+            "status": "ok",
+            "documents": int(s["documents"]),
+            "chunks": int(s["chunks"]),
+            "index": str(state.index_dir),
+            "llm": state.llm_name,
+        }
+
+    @app.post(
+        "/search",
+        dependencies=protected,
+        responses={200: {"model": SearchResponse}, **errors},
+        tags=["rag"],
+    )
+    def search(req: SearchRequest) -> JSONResponse:
+        """The top-k chunks for a query (the JSON of ``ragsieve search --json``)."""
+        from ragsieve.api import search as do_search
+
+        idx = state.index()
+        state.check_reranker(req.reranker, idx)
+        hits = do_search(req.query, idx, k=req.k, retriever=req.retriever, reranker=req.reranker)
+        return JSONResponse(
+            {"query": req.query, "retriever": req.retriever, "results": scored_json(hits)}
+        )
+
+    @app.post(
+        "/ask",
+        dependencies=protected,
+        responses={200: {"model": AskResponse}, **errors, **llm_errors},
+        tags=["rag"],
+    )
+    def ask(req: AskRequest) -> JSONResponse:
+        """Retrieve and answer with the server's LLM (the JSON of ``ragsieve ask --json``)."""
+        from ragsieve.pipeline import get_method
+
+        idx = state.index()
+        state.check_reranker(req.reranker, idx)
+        method = get_method(
+            req.method,
+            idx,
+            k=req.k,
+            budget=req.budget,
+            retriever=req.retriever,
+            reranker=req.reranker,
+        )
+        answer = method.ask(req.question, state.llm, max_tokens=req.max_tokens)
+        return JSONResponse(answer.to_json())
+
+    return app

@@ -1,0 +1,119 @@
+"""The ``ragsieve serve`` command, registered on the main app by ``ragsieve.cli``.
+
+Only Typer is imported at module level: this module is imported on every ``ragsieve`` command,
+and FastAPI, uvicorn and the models must cost nothing unless a server is started.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ragsieve.errors import ConfigError, InputError
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _check_port(host: str, port: int) -> None:
+    """Fail fast, with one line, if ``host:port`` cannot be bound (before loading models).
+
+    A small race remains (another process may take the port before uvicorn binds it); uvicorn
+    then reports it itself.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise InputError(f"cannot resolve --host {host!r}: {e.strerror}") from None
+    family = infos[0][0]
+    try:
+        # create_server sets SO_REUSEADDR like uvicorn, so a port in TIME_WAIT is not "busy".
+        with socket.create_server((host, port), family=family):
+            pass
+    except OSError as e:
+        raise InputError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+
+
+def serve(
+    index_dir: Annotated[Path, typer.Option("--index", "-i", help="Index directory.")],
+    host: Annotated[
+        str, typer.Option(help="Interface to listen on (0.0.0.0: all; use --token).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port.")] = 8000,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="RAGSIEVE_TOKEN",
+            help="Require 'Authorization: Bearer TOKEN' on /search and /ask.",
+            show_envvar=True,
+        ),
+    ] = None,
+    llm: Annotated[
+        str, typer.Option(help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b.")
+    ] = "local",
+    llm_timeout: Annotated[
+        float | None, typer.Option(min=0.1, help="openai: seconds per LLM request.")
+    ] = None,
+    llm_retries: Annotated[
+        int | None, typer.Option(min=0, max=10, help="openai: retries of a failed LLM call.")
+    ] = None,
+    rerankers: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated rerankers clients may name; '*' allows any (loads models "
+            "from paths or hubs on request)."
+        ),
+    ] = "bi-encoder,bm25,cross-encoder",
+    reload_interval: Annotated[
+        float, typer.Option(min=0, help="Seconds between checks for a new index commit.")
+    ] = 1.0,
+    log_level: Annotated[
+        str, typer.Option(help="critical | error | warning | info | debug.")
+    ] = "info",
+    access_log: Annotated[
+        bool, typer.Option("--access-log/--no-access-log", help="Log every request.")
+    ] = True,
+) -> None:
+    """Serve the index over HTTP: POST /search, POST /ask, GET /health, docs at /docs."""
+    level = log_level.lower()
+    if level not in ("critical", "error", "warning", "info", "debug"):
+        raise ConfigError(f"unknown --log-level {log_level!r}: use info, warning, error, debug")
+    logging.basicConfig(
+        level=level.upper(), format="%(levelname)s:     %(name)s: %(message)s", stream=sys.stderr
+    )
+    _check_port(host, port)
+    llm_options: dict[str, Any] = {}
+    if llm_timeout is not None:
+        llm_options["timeout"] = llm_timeout
+    if llm_retries is not None:
+        llm_options["max_retries"] = llm_retries
+    allowed = None if rerankers.strip() == "*" else [r.strip() for r in rerankers.split(",")]
+
+    import uvicorn
+
+    from ragsieve.serve.app import create_app
+
+    app = create_app(
+        index_dir,
+        llm_spec=llm,
+        token=token,
+        llm_options=llm_options,
+        rerankers=[r for r in allowed if r] if allowed is not None else None,
+        reload_interval=reload_interval,
+    )
+    log = logging.getLogger("ragsieve.serve")
+    if token is None and host not in LOOPBACK:
+        log.warning("listening on %s without --token: anyone who can reach it may query", host)
+    shown = f"[{host}]" if ":" in host else host
+    log.info("serving %s at http://%s:%d (docs: /docs)", index_dir, shown, port)
+    # One process, one copy of the models: concurrency comes from FastAPI's thread pool.
+    uvicorn.run(app, host=host, port=port, log_level=level, access_log=access_log, workers=1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve`` to the ``ragsieve`` command line."""
+    app.command("serve")(serve)
