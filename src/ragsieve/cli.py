@@ -25,7 +25,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-IndexOpt = Annotated[Path, typer.Option("--index", "-i", help="Index directory.")]
+IndexOpt = Annotated[
+    str, typer.Option("--index", "-i", help="Index directory or object-store URL (s3://...).")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
@@ -67,21 +69,56 @@ def index(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (.txt, .md, .jsonl).")],
     index_dir: IndexOpt,
     chunker: Annotated[
-        str | None, typer.Option("--chunker", help="fixed | paragraph (new index: fixed).")
+        str | None, typer.Option("--chunker", help="fixed | paragraph | sage (new index: fixed).")
     ] = None,
     chunk_tokens: Annotated[
-        int | None, typer.Option("--chunk-tokens", help="Max tokens per chunk (fixed: 200).")
+        int | None,
+        typer.Option(
+            "--chunk-tokens", help="Max tokens per chunk (fixed 200, paragraph 512, sage 400)."
+        ),
     ] = None,
     embedder: Annotated[
         str | None, typer.Option("--embedder", help="minilm | minilm-onnx | st:ORG/NAME.")
     ] = None,
+    engine: Annotated[
+        str, typer.Option("--engine", help="local (one process) | ray (see docs/scale-out.md).")
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address", help="Ray cluster to join (HOST:PORT, ray://HOST:10001); --engine ray."
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="Ray embedding workers (default: every CPU)."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Add files to an index (created if missing); changed files are re-indexed."""
+    from ragsieve.errors import ConfigError
     from ragsieve.index import Index, IndexConfig
+    from ragsieve.index.location import Location
     from ragsieve.index.store import MANIFEST
 
-    if (index_dir / MANIFEST).exists():
+    if engine not in {"local", "ray"}:
+        raise ConfigError(f"unknown engine {engine!r}: use local or ray")
+    if engine == "local" and (address or workers):
+        raise ConfigError("--address and --workers need --engine ray")
+    if engine == "ray":
+        import importlib.util
+
+        missing = [m for m in ("ray", "lance_ray") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise ConfigError(
+                f"--engine ray needs the ray extra ({', '.join(missing)} missing): "
+                "pip install 'ragsieve[ray]'"
+            )
+        from ragsieve.index.ray_engine import add_paths_ray, check_address
+
+        if address:
+            check_address(address)  # before anything is created
+    if Location(index_dir).has_file(MANIFEST):
         idx = Index.open(index_dir)
         wanted = IndexConfig(
             embedder=embedder or idx.config.embedder,
@@ -94,17 +131,25 @@ def index(
         cfg = IndexConfig(
             embedder=embedder or defaults.embedder,
             chunker=chunker or defaults.chunker,
-            chunk_tokens=chunk_tokens
-            or (defaults.chunk_tokens if (chunker or "fixed") == "fixed" else 512),
+            chunk_tokens=chunk_tokens,
         )
-        # Validate the inputs before creating anything on disk.
-        from ragsieve.io import load_paths
+        # Validate the inputs before creating anything on disk. The Ray engine reads on its
+        # workers, so only the listing is checked here (reading it all twice would not scale).
+        from ragsieve.io import list_files, load_paths
 
-        load_paths(paths)
+        if engine == "ray":
+            list_files(paths)
+        else:
+            load_paths(paths)
         idx = Index.create(index_dir, cfg)
     prog, cb = _progress()
     with prog:
-        report, skipped = idx.add_paths(paths, progress=cb)
+        if engine == "ray":
+            report, skipped = add_paths_ray(
+                idx, paths, address=address, workers=workers, progress=cb
+            )
+        else:
+            report, skipped = idx.add_paths(paths, progress=cb)
     con = _err_console()
     for path, why in skipped:
         con.print(f"[yellow]warning:[/] skipped {path}: {why}", highlight=False)
@@ -183,7 +228,9 @@ def search(
 def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     index_dir: IndexOpt,
-    method: Annotated[str, typer.Option(help="Retrieval method (naive).")] = "naive",
+    method: Annotated[
+        str, typer.Option(help="Retrieval method: naive | sage (gradient cut + self-feedback).")
+    ] = "naive",
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Chunks (top-k).")] = 10,
     budget: Annotated[
         int | None,
@@ -246,8 +293,12 @@ def eval_cmd(
     llm: Annotated[str, typer.Option(help="LLM spec (see ask).")] = "local",
     retriever: Annotated[str, typer.Option(help="dense | bm25 | hybrid.")] = "dense",
     reranker: Annotated[str | None, typer.Option(help="Rerank before selection.")] = None,
-    chunker: Annotated[str, typer.Option(help="Chunker of the evaluation index.")] = "fixed",
-    chunk_tokens: Annotated[int, typer.Option(min=8, help="Chunk size in tokens.")] = 200,
+    chunker: Annotated[
+        str, typer.Option(help="Chunker of the evaluation index: fixed | paragraph | sage.")
+    ] = "fixed",
+    chunk_tokens: Annotated[
+        int | None, typer.Option(min=8, help="Chunk size in tokens (default: the chunker's).")
+    ] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Answer length cap.")] = 64,
     price_in: Annotated[
         float, typer.Option(min=0, help="$ per 1M input tokens (SAGE Eq. 1).")
@@ -344,7 +395,7 @@ def _register_plugins() -> None:
     """Commands that live beside their stage (``train-reranker`` etc.) add themselves here."""
     import importlib
 
-    for mod in ("ragsieve.rerank.cli", "ragsieve.serve.cli"):
+    for mod in ("ragsieve.rerank.cli", "ragsieve.segment.cli", "ragsieve.serve.cli"):
         try:
             module = importlib.import_module(mod)
         except ModuleNotFoundError as e:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,6 +126,57 @@ def _walk(folder: Path) -> Iterator[Path]:
             yield p
 
 
+def list_files(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
+    """Every file that ``paths`` names, in reading order, with whether it was named explicitly.
+
+    Folders are walked here (hidden entries skipped); reading is left to :func:`read_source`, so
+    that a distributed engine can list on the driver and read on its workers.
+    """
+    given = [Path(p) for p in paths]
+    if not given:
+        raise InputError("no input paths given")
+    files: list[tuple[Path, bool]] = []
+    for path in given:
+        if not path.exists():
+            raise InputError(f"no such file or directory: {path}")
+        if path.is_dir():
+            files.extend((f, False) for f in _walk(path))
+        else:
+            files.append((path, True))
+    return files
+
+
+def read_source(path: Path, explicit: bool) -> tuple[list[Document], str | None]:
+    """The documents of one listed file, or ``([], reason)`` for a file a folder scan skips.
+
+    An explicitly named file that cannot be read raises :class:`InputError` instead.
+    """
+    if not explicit and path.suffix.lower() not in SUPPORTED:
+        return [], "unsupported file type"
+    try:
+        return read_file(path), None
+    except InputError as e:
+        if explicit:
+            raise
+        log.warning("skipping %s", e)
+        return [], str(e)
+
+
+def check_documents(ids_sources: Sequence[tuple[str, str]], paths: Iterable[str | Path]) -> None:
+    """Refuse an empty result and duplicate document ids (they would overwrite each other).
+
+    Takes ``(id, source)`` pairs rather than documents so that a distributed reader can check
+    without shipping the texts back.
+    """
+    if not ids_sources:
+        raise InputError("no readable documents found in " + ", ".join(str(p) for p in paths))
+    ids: dict[str, str] = {}
+    for doc_id, source in ids_sources:
+        if doc_id in ids:
+            raise InputError(f"duplicate document id {doc_id!r} in {source} and {ids[doc_id]}")
+        ids[doc_id] = source
+
+
 def load_paths(paths: Iterable[str | Path]) -> LoadReport:
     """Load every path (files or folders).
 
@@ -134,28 +185,10 @@ def load_paths(paths: Iterable[str | Path]) -> LoadReport:
     """
     report = LoadReport()
     given = [Path(p) for p in paths]
-    if not given:
-        raise InputError("no input paths given")
-    for path in given:
-        if not path.exists():
-            raise InputError(f"no such file or directory: {path}")
-        if path.is_dir():
-            for f in _walk(path):
-                if f.suffix.lower() not in SUPPORTED:
-                    report.skipped.append((str(f), "unsupported file type"))
-                    continue
-                try:
-                    report.documents.extend(read_file(f))
-                except InputError as e:
-                    report.skipped.append((str(f), str(e)))
-                    log.warning("skipping %s", e)
-        else:
-            report.documents.extend(read_file(path))
-    if not report.documents:
-        raise InputError("no readable documents found in " + ", ".join(str(p) for p in given))
-    ids: dict[str, str] = {}
-    for d in report.documents:
-        if d.id in ids:
-            raise InputError(f"duplicate document id {d.id!r} in {d.source} and {ids[d.id]}")
-        ids[d.id] = d.source
+    for path, explicit in list_files(given):
+        docs, skipped = read_source(path, explicit)
+        report.documents.extend(docs)
+        if skipped is not None:
+            report.skipped.append((str(path), skipped))
+    check_documents([(d.id, d.source) for d in report.documents], given)
     return report

@@ -107,6 +107,25 @@ def test_feedback_prompt_keeps_braces_in_content() -> None:
         ("Evaluation Score: 4\nContext Adjustment: more context needed", Feedback(4, 1)),
         ("Evaluation Score: 0\nContext Adjustment: 1", Feedback(None, 1)),  # out of range
         ("The answer looks fine.", Feedback(None, None)),
+        # markdown bold and worded forms from small models
+        ("**Evaluation Score:** 7\n**Context Adjustment:** -1", Feedback(7, -1)),
+        (
+            "The evaluation score is 6 out of 10.\nContext adjustment: more context (1)",
+            Feedback(6, 1),
+        ),
+        ("Score: 5\nContext Adjustment: -1 (drop 1 chunk)", Feedback(5, -1)),
+        # an echo of Figure 6's format lines is neither a score of 1 nor an adjustment
+        (
+            "Evaluation Score: [1-10]. (The answer is highly accurate if Score ≥ 9.)\n"
+            "Context Adjustment: [1, -1].\n"
+            'Context adjustment should output "less context (-1)" with a probability of 60%',
+            Feedback(None, None),
+        ),
+        (
+            "Evaluation Score: [1-10].\nContext Adjustment: [1, -1].\n"
+            "Evaluation Score: 3\nContext Adjustment: 1",
+            Feedback(3, 1),
+        ),
     ],
 )
 def test_parse_feedback(reply: str, expected: Feedback) -> None:

@@ -90,9 +90,10 @@ def test_thread_safe(ce: OnnxCrossEncoder) -> None:
 
 
 def test_get_reranker_names() -> None:
-    from ragsieve.rerank.base import BiEncoderReranker
+    from ragsieve.rerank.fusion import FusionReranker
 
-    assert isinstance(get_reranker(), BiEncoderReranker)  # until the cross-encoder passes
+    assert isinstance(get_reranker(), FusionReranker)
+    assert isinstance(get_reranker("cross-encoder"), OnnxCrossEncoder)
     assert isinstance(get_reranker("bm25"), BM25Reranker)
     with pytest.raises(ConfigError, match="unknown reranker"):
         get_reranker("no-such-reranker")

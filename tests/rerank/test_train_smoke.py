@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -22,65 +21,13 @@ from ragsieve.rerank.train import (
 
 pytestmark = pytest.mark.integration
 
-PAPER = """# A paper
 
-**Paper ID:** 1
-
-## Abstract
-
-We study cats and their sleeping habits.
-
-## Method
-
-We count hours of sleep with a camera.
-
-Cats sleep sixteen hours a day on average.
-
-## Related
-
-Dogs are loyal animals.
-"""
-
-
-def _tiny_data(root: Path) -> Path:
-    (root / "qasper").mkdir(parents=True)
-    (root / "msmarco").mkdir()
-    (root / "qasper/train_papers_fulltext.jsonl").write_text(
-        json.dumps({"paper_id": "p1", "text": PAPER}) + "\n"
-    )
-    (root / "qasper/questions_train.json").write_text(
-        json.dumps(
-            [
-                {
-                    "paper_id": "p1",
-                    "question": "How long do cats sleep?",
-                    "answers": [
-                        {
-                            "evidence": [
-                                "Cats sleep sixteen hours a day on average.",
-                                "FLOAT SELECTED: x",
-                            ]
-                        }
-                    ],
-                },
-                {"paper_id": "p1", "question": "No evidence here?", "answers": [{"evidence": []}]},
-            ]
-        )
-    )
-    rows = [
-        {"id": i, "query": f"query {i} topic{i}", "positive": [f"passage topic{i} text"]}
-        for i in range(60)
-    ]
-    (root / "msmarco/msmarco_dev_small_eng_query_positive.json").write_text(json.dumps(rows))
-    return root
-
-
-def test_data_builders(tmp_path: Path) -> None:
+def test_data_builders(tiny_data_dir: Path, tiny_paper: str) -> None:
     import random
 
-    data = _tiny_data(tmp_path)
-    assert paper_paragraphs(PAPER)[0] == "We study cats and their sleeping habits."
-    assert len(paper_paragraphs(PAPER)) == 4
+    data = tiny_data_dir
+    assert paper_paragraphs(tiny_paper)[0] == "We study cats and their sleeping habits."
+    assert len(paper_paragraphs(tiny_paper)) == 4
     cfg = TrainConfig(msmarco_groups=5)
     q = build_qasper_groups(data, cfg, random.Random(0))
     assert len(q) == 1 and q[0].positive.startswith("Cats sleep")

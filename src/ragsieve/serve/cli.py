@@ -67,7 +67,7 @@ def serve(
             help="Comma-separated rerankers clients may name; '*' allows any (loads models "
             "from paths or hubs on request)."
         ),
-    ] = "bi-encoder,bm25,cross-encoder",
+    ] = "ensemble,bi-encoder,bm25,cross-encoder",
     reload_interval: Annotated[
         float, typer.Option(min=0, help="Seconds between checks for a new index commit.")
     ] = 1.0,

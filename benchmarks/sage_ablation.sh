@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SAGE ablation (Table IV) with the evaluation harness, context metrics (--no-llm).
+# Rows: Naive (fixed 200, dense top-10) | Naive + segmentation (SAGE chunker, dense top-10) |
+# Naive + selection (fixed, rerank N=30 + gradient cut) | SAGE (SAGE chunker + rerank + cut).
+# Feedback needs an LLM; see the LLM part at the end (opt-in: LLM=1).
+# Usage: bash benchmarks/sage_ablation.sh [OUT_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-bench-out/sage-ablation}
+RS=.venv/bin/ragsieve
+mkdir -p "$OUT"
+run() {  # dataset, limit, chunker, methods
+  local ds=$1 limit=$2 chunker=$3 methods=$4
+  local t0=$SECONDS
+  $RS eval --dataset "$ds" --limit "$limit" --chunker "$chunker" --no-llm \
+    --methods "$methods" --out "$OUT/$ds-$chunker" | tee "$OUT/$ds-$chunker.log"
+  echo "wall seconds: $((SECONDS - t0))" | tee -a "$OUT/$ds-$chunker.log"
+}
+for spec in "qasper 60" "squad 200"; do
+  set -- $spec
+  run "$1" "$2" fixed "naive,sage[feedback=false]"
+  run "$1" "$2" sage "naive,sage[feedback=false]"
+done
+if [[ "${LLM:-0}" == 1 ]]; then
+  # With the local LLM (SmolLM2): answers, feedback rounds and cost-efficiency (SAGE Eq. 2).
+  $RS eval --dataset qasper --limit 20 --chunker fixed --max-tokens 48 \
+    --methods "naive,sage[selection=top-k,min_k=10],sage[feedback=false]" \
+    --out "$OUT/qasper-fixed-llm" | tee "$OUT/qasper-fixed-llm.log"
+  $RS eval --dataset qasper --limit 20 --chunker sage --max-tokens 48 \
+    --methods "naive,sage" --out "$OUT/qasper-sage-llm" | tee "$OUT/qasper-sage-llm.log"
+fi
