@@ -177,22 +177,6 @@ def index(
     )
 
 
-def _scored_json(items: list[Any]) -> list[dict[str, Any]]:
-    return [
-        {
-            "chunk_id": s.chunk.id,
-            "doc_id": s.chunk.doc_id,
-            "title": s.chunk.title,
-            "text": s.chunk.text,
-            "score": s.score,
-            "start": s.chunk.start,
-            "end": s.chunk.end,
-            "tokens": s.chunk.n_tokens,
-        }
-        for s in items
-    ]
-
-
 def _snippet(text: str, n: int = 160) -> str:
     t = " ".join(text.split())
     return t if len(t) <= n else t[: n - 1] + "…"
@@ -211,10 +195,11 @@ def search(
 ) -> None:
     """Retrieve the chunks most relevant to QUERY."""
     from ragsieve.api import search as do_search
+    from ragsieve.types import scored_json
 
     hits = do_search(query, index_dir, k=k, retriever=retriever, reranker=reranker)
     if as_json:
-        _print_json({"query": query, "retriever": retriever, "results": _scored_json(hits)})
+        _print_json({"query": query, "retriever": retriever, "results": scored_json(hits)})
         return
     if not hits:
         typer.echo("no results")

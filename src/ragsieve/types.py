@@ -7,6 +7,7 @@ span of the original document instead of trusting re-tokenised copies.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -144,3 +145,20 @@ class Answer:
             "timings": self.timings,
             "trace": self.trace,
         }
+
+
+def scored_json(items: Sequence[Scored]) -> list[dict[str, Any]]:
+    """The ``results`` of ``ragsieve search --json`` and ``POST /search`` (one shape for both)."""
+    return [
+        {
+            "chunk_id": s.chunk.id,
+            "doc_id": s.chunk.doc_id,
+            "title": s.chunk.title,
+            "text": s.chunk.text,
+            "score": s.score,
+            "start": s.chunk.start,
+            "end": s.chunk.end,
+            "tokens": s.chunk.n_tokens,
+        }
+        for s in items
+    ]

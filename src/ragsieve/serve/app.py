@@ -49,7 +49,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ragsieve.errors import ConfigError, IndexStoreError, InputError, LLMError, RagsieveError
 from ragsieve.index import Index
 from ragsieve.index.store import MANIFEST
-from ragsieve.types import Scored
+from ragsieve.types import scored_json
 
 log = logging.getLogger("ragsieve.serve")
 
@@ -161,23 +161,6 @@ class HealthResponse(BaseModel):
 
 class ErrorResponse(BaseModel):
     error: str
-
-
-def scored_json(items: Sequence[Scored]) -> list[dict[str, Any]]:
-    """The ``results`` of ``ragsieve search --json`` (kept identical to ``cli._scored_json``)."""
-    return [
-        {
-            "chunk_id": s.chunk.id,
-            "doc_id": s.chunk.doc_id,
-            "title": s.chunk.title,
-            "text": s.chunk.text,
-            "score": s.score,
-            "start": s.chunk.start,
-            "end": s.chunk.end,
-            "tokens": s.chunk.n_tokens,
-        }
-        for s in items
-    ]
 
 
 # ----------------------------------------------------------------------------- shared state
