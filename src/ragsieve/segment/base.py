@@ -128,20 +128,33 @@ def _split_long(text: str, start: int, end: int, max_tokens: int) -> list[tuple[
             words.append((i, j))
         i = j
     counts = count_tokens_batch([text[a:b] for a, b in words])
-    pieces: list[tuple[int, int, int]] = []
-    ps = pe = -1
+    # Greedy packing on per-word counts (+1 per separator) is only an estimate: tokenisers merge
+    # across whitespace differently ("0  0000:0:0" counts 9, its words 1 + 6 + 1 separator).
+    # Each piece is therefore recounted as a whole and shrunk word by word until it fits, so the
+    # stored n_tokens is exact and budgets downstream (CARROT, fill-to-budget) can trust it.
+    groups: list[list[int]] = []
+    cur: list[int] = []
     pt = 0
-    for (a, b), n in zip(words, counts, strict=True):
-        if ps >= 0 and pt + n + 1 > max_tokens:
-            pieces.append((ps, pe, pt))
-            ps, pt = -1, 0
-        if ps < 0:
-            ps, pt = a, n
-        else:
-            pt += n + 1
-        pe = b
-    if ps >= 0:
-        pieces.append((ps, pe, pt))
+    for w, n in enumerate(counts):
+        if cur and pt + n + 1 > max_tokens:
+            groups.append(cur)
+            cur, pt = [], 0
+        pt = n if not cur else pt + n + 1
+        cur.append(w)
+    if cur:
+        groups.append(cur)
+    pieces: list[tuple[int, int, int]] = []
+    pending = [g for g in reversed(groups)]
+    while pending:
+        g = pending.pop()
+        a, b = words[g[0]][0], words[g[-1]][1]
+        n = count_tokens_batch([text[a:b]])[0]
+        if n > max_tokens and len(g) > 1:
+            cut = max(1, len(g) - max(1, (n - max_tokens)))
+            pending.append(g[cut:])
+            pending.append(g[:cut])
+            continue
+        pieces.append((a, b, n))
     # A single "word" longer than the limit (a base64 blob) stays one piece: we never cut words.
     return pieces
 

@@ -97,6 +97,16 @@ def train_segmenter_cmd(
     cache: Annotated[
         Path | None, typer.Option(help="Folder to cache sentence vectors between runs.")
     ] = None,
+    finetune_embedder: Annotated[
+        bool,
+        typer.Option(
+            "--finetune-embedder",
+            help="Algorithm 1 in full: train MiniLM with the head (slow; not the shipped model).",
+        ),
+    ] = False,
+    finetune_pairs: Annotated[
+        int, typer.Option(min=64, help="Training pairs sampled for --finetune-embedder.")
+    ] = 20000,
     as_json: Annotated[bool, typer.Option("--json", help="Print the training report.")] = False,
 ) -> None:
     """Train SAGE's segmentation head (frozen MiniLM, MLP on [x1, x2, x1-x2, x1*x2]) and print
@@ -117,7 +127,13 @@ def train_segmenter_cmd(
             raise ConfigError(f"unknown feature set {bad[0]!r}: use {'; '.join(FEATURE_SETS)}")
         sets = wanted if "all" in wanted else [*wanted, "all"]
     cfg = SegTrainConfig(
-        seed=seed, qasper_papers=qasper_papers, val_papers=val_papers, epochs=epochs, loss=loss
+        seed=seed,
+        qasper_papers=qasper_papers,
+        val_papers=val_papers,
+        epochs=epochs,
+        loss=loss,
+        finetune_embedder=finetune_embedder,
+        finetune_pairs=finetune_pairs,
     )
     info = train_segmenter(
         out,

@@ -90,13 +90,16 @@ class SegmenterHead:
                 "`ragsieve train-segmenter --out DIR`"
             )
         meta = json.loads(cfg.read_text(encoding="utf-8"))
+        embedder = meta.get("embedder", SEGMENTER_EMBEDDER)
+        if (folder / embedder).is_dir():  # a fine-tuned embedder saved beside the head
+            embedder = str(folder / embedder)
         z = np.load(head)
         n = len([k for k in z.files if k.startswith("w")])
         return cls(
             tuple(z[f"w{i}"].astype(np.float32) for i in range(n)),
             tuple(z[f"b{i}"].astype(np.float32) for i in range(n)),
             tuple(meta["features"]),
-            meta.get("embedder", SEGMENTER_EMBEDDER),
+            embedder,
         )
 
 

@@ -69,6 +69,9 @@ class SegTrainConfig:
     random_negatives: float = 0.0
     ss: float = 0.55
     threads: int = 2
+    #: Algorithm 1 in full: train MiniLM together with the head (ragsieve.segment.finetune).
+    finetune_embedder: bool = False
+    finetune_pairs: int = 20000
 
 
 def embed_sentences(
@@ -193,6 +196,8 @@ def train_segmenter(
         f"pairs: train {len(train.labels)} ({np.mean(train.labels):.2f} same-paragraph), "
         f"validation {len(val.labels)} ({np.mean(val.labels):.2f})"
     )
+    if cfg.finetune_embedder:
+        return _train_finetuned(out, data_dir, cfg, train, val, loose, command, log, t0)
     tv = embed_sentences(train.sentences, log, cache_dir)
     vv = embed_sentences(val.sentences, log, cache_dir)
     embed_s = time.perf_counter() - t0
@@ -210,17 +215,8 @@ def train_segmenter(
             x = np.concatenate([x, pair_features(tv[a], tv[b], feats)])
             y = np.concatenate([y, np.zeros(n_rand, dtype=y.dtype)])
         head = fit_head(x, y.astype(np.float32), feats, cfg)
-        vx, vy = _xy(val, vv, feats)
-        row = {v: i for i, v in enumerate(val.sentences)}
-        lx = pair_features(
-            vv[[row[a] for a, _, _ in loose]], vv[[row[b] for _, b, _ in loose]], feats
-        )
-        ly = np.array([y for _, _, y in loose])
         table[name] = {
-            **boundary_metrics(head.score_features(vx), vy, cfg.ss, cfg.seed),
-            "acc_paper_protocol": round(
-                float(np.mean((head.score_features(lx) >= cfg.ss) == ly)), 4
-            ),
+            **_val_row(head, vv, val, loose, cfg),
             "seconds": round(time.perf_counter() - t1, 1),
         }
         log(f"{name}: {table[name]}")
@@ -246,5 +242,73 @@ def train_segmenter(
         shipped.save(
             out, {"ss": cfg.ss, "trained": {k: info[k] for k in ("train_pairs", "seconds")}}
         )
+    (out / "train_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    return info
+
+
+def _val_row(
+    head: SegmenterHead,
+    vv: np.ndarray,
+    val: PairSet,
+    loose: list[tuple[str, str, int]],
+    cfg: SegTrainConfig,
+) -> dict[str, float]:
+    """One Table X row for ``head`` on the validation vectors ``vv`` (rows = val.sentences)."""
+    feats = head.features
+    vx, vy = _xy(val, vv, feats)
+    row = {v: i for i, v in enumerate(val.sentences)}
+    lx = pair_features(vv[[row[a] for a, _, _ in loose]], vv[[row[b] for _, b, _ in loose]], feats)
+    ly = np.array([y for _, _, y in loose])
+    return {
+        **boundary_metrics(head.score_features(vx), vy, cfg.ss, cfg.seed),
+        "acc_paper_protocol": round(float(np.mean((head.score_features(lx) >= cfg.ss) == ly)), 4),
+    }
+
+
+def _train_finetuned(
+    out: Path,
+    data_dir: Path,
+    cfg: SegTrainConfig,
+    train: PairSet,
+    val: PairSet,
+    loose: list[tuple[str, str, int]],
+    command: str,
+    log: Callable[[str], None],
+    t0: float,
+) -> dict[str, Any]:
+    """``--finetune-embedder``: MiniLM and the all-features head trained together."""
+    from ragsieve.rerank.train import sha256_file
+    from ragsieve.segment import finetune as ft
+
+    fcfg = ft.FinetuneConfig(
+        pairs=cfg.finetune_pairs,
+        epochs=1,
+        hidden=cfg.hidden,
+        seed=cfg.seed,
+        threads=cfg.threads,
+    )
+    model, head = ft.finetune(train, fcfg, log)
+    t1 = time.perf_counter()
+    log(f"embedding {len(val.sentences)} validation sentences with the fine-tuned model")
+    vv = ft.embed_with(model, val.sentences)
+    name = "all, fine-tuned embedder"
+    table = {name: {**_val_row(head, vv, val, loose, cfg), "seconds": round(t1 - t0, 1)}}
+    log(f"{name}: {table[name]}")
+    info: dict[str, Any] = {
+        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
+        "finetune": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(fcfg).items()},
+        "embedder": ft.EMBEDDER_DIR,
+        "train_pairs": min(cfg.finetune_pairs, len(train.labels)),
+        "train_sentences": len(train.sentences),
+        "val_pairs": len(val.labels),
+        "val_same_paragraph_share": round(float(np.mean(val.labels)), 4),
+        "table_x": table,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "command": command,
+        "data_sha256": {f: sha256_file(data_dir / f) for f in TRAIN_FILES},
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    trained = {k: info[k] for k in ("train_pairs", "seconds")}
+    ft.save(model, head, out, {"ss": cfg.ss, "trained": trained})
     (out / "train_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return info
