@@ -42,3 +42,18 @@ def writable_index(sample_index_dir: Path, tmp_path: Path) -> Path:
     dst = tmp_path / "index"
     shutil.copytree(sample_index_dir, dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def sentence_index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real index of the sample corpus in SAKI's two-sentence chunks, with the sentence table
+    (Pareto vectors, MiniLM attention links), built once per session (read-only for tests)."""
+    from ragsieve.index import Index, IndexConfig
+
+    path = tmp_path_factory.mktemp("sentences") / "index"
+    idx = Index.create(
+        path,
+        IndexConfig(chunker="sentences", sentences=True, pareto_context="mean", link_distance=4),
+    )
+    idx.add_paths([CORPUS])
+    return path

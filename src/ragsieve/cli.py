@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ragsieve.errors import RagsieveError
+from ragsieve.errors import InputError, RagsieveError
 
 app = typer.Typer(
     name="ragsieve",
@@ -93,9 +93,30 @@ def index(
         int | None,
         typer.Option("--workers", min=1, help="Ray embedding workers (default: every CPU)."),
     ] = None,
+    sentences: Annotated[
+        bool,
+        typer.Option(
+            "--sentences",
+            help="New index: also store sentences with Pareto vectors and SAKI links "
+            "(needed by --method pareto / saki; local engine only).",
+        ),
+    ] = False,
+    pareto_context: Annotated[
+        str | None,
+        typer.Option("--pareto-context", help="With --sentences: exact (default) | mean."),
+    ] = None,
+    sentence_passage: Annotated[
+        str | None,
+        typer.Option(
+            "--sentence-passage",
+            help="With --sentences: auto (default) | paragraph | chunk | document.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Add files to an index (created if missing); changed files are re-indexed."""
+    import dataclasses
+
     from ragsieve.errors import ConfigError
     from ragsieve.index import Index, IndexConfig
     from ragsieve.index.location import Location
@@ -118,12 +139,22 @@ def index(
 
         if address:
             check_address(address)  # before anything is created
+    sent_opts: dict[str, Any] = {}
+    if pareto_context is not None:
+        sent_opts["pareto_context"] = pareto_context
+    if sentence_passage is not None:
+        sent_opts["sentence_passage"] = sentence_passage
+    if sent_opts and not sentences and not Location(index_dir).has_file(MANIFEST):
+        raise ConfigError("--pareto-context and --sentence-passage go with --sentences")
     if Location(index_dir).has_file(MANIFEST):
         idx = Index.open(index_dir)
-        wanted = IndexConfig(
+        wanted = dataclasses.replace(
+            idx.config,
             embedder=embedder or idx.config.embedder,
             chunker=chunker or idx.config.chunker,
             chunk_tokens=chunk_tokens or idx.config.chunk_tokens,
+            sentences=sentences or idx.config.sentences,
+            **sent_opts,
         )
         idx = Index.open_or_create(index_dir, wanted)
     else:
@@ -132,7 +163,13 @@ def index(
             embedder=embedder or defaults.embedder,
             chunker=chunker or defaults.chunker,
             chunk_tokens=chunk_tokens,
+            sentences=sentences,
+            **sent_opts,
         )
+        if sentences and engine == "ray":
+            raise ConfigError(
+                "--sentences needs --engine local: the Ray engine does not write the sentence table"
+            )
         # Validate the inputs before creating anything on disk. The Ray engine reads on its
         # workers, so only the listing is checked here (reading it all twice would not scale).
         from ragsieve.io import list_files, load_paths
@@ -191,15 +228,46 @@ def search(
     reranker: Annotated[
         str | None, typer.Option(help="Rerank candidates: bi-encoder | cross-encoder name.")
     ] = None,
+    method: Annotated[
+        str | None,
+        typer.Option(
+            help="Select with a method instead (sage, carrot, pareto, saki; "
+            "'carrot[iterations=20]'): prints the context it would give the LLM."
+        ),
+    ] = None,
+    budget: Annotated[
+        int | None, typer.Option(min=1, help="Token budget for --method (a ceiling).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Retrieve the chunks most relevant to QUERY."""
+    """Retrieve the chunks most relevant to QUERY (or the context a --method selects)."""
     from ragsieve.api import search as do_search
     from ragsieve.types import scored_json
 
-    hits = do_search(query, index_dir, k=k, retriever=retriever, reranker=reranker)
+    trace = None
+    if method is not None:
+        from ragsieve.explain import explain as run_method
+        from ragsieve.index import Index
+
+        r, _ = run_method(
+            query,
+            Index.open(index_dir),
+            method,
+            k=k,
+            budget=budget,
+            retriever=retriever,
+            reranker=reranker,
+        )
+        hits, trace = list(r.context.chunks), r.trace
+    else:
+        if budget is not None:
+            raise InputError("--budget needs --method (plain search returns the top --k)")
+        hits = do_search(query, index_dir, k=k, retriever=retriever, reranker=reranker)
     if as_json:
-        _print_json({"query": query, "retriever": retriever, "results": scored_json(hits)})
+        out = {"query": query, "retriever": retriever, "results": scored_json(hits)}
+        if trace is not None:
+            out.update(method=method, trace=trace)
+        _print_json(out)
         return
     if not hits:
         typer.echo("no results")
@@ -251,6 +319,46 @@ def ask(
         f"tokens: prompt {u.prompt_tokens}, completion {u.completion_tokens}; "
         f"time {sum(answer.timings.values()):.2f}s"
     )
+
+
+@app.command()
+def explain(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    index_dir: IndexOpt,
+    method: Annotated[
+        str, typer.Option(help="A method, with options: sage, carrot, saki, 'sage[min_k=3]'.")
+    ] = "sage",
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Top-k where used.")] = 10,
+    budget: Annotated[int | None, typer.Option(min=1, help="Token budget (a ceiling).")] = None,
+    retriever: Annotated[str, typer.Option(help="dense | bm25 | hybrid.")] = "dense",
+    reranker: Annotated[str | None, typer.Option(help="Reranker (default: the method's).")] = None,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write the explanation as a PNG here.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show why the context for QUESTION was chosen: score curve and cut, MCTS path, links,
+    tokens and time per stage (no LLM call)."""
+    from ragsieve.explain import explain as do_explain
+    from ragsieve.explain import plot as do_plot
+    from ragsieve.explain import text_lines
+    from ragsieve.index import Index
+
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise InputError(f"--plot must name a .png file, got {plot}")
+    idx = Index.open(index_dir)
+    _, rep = do_explain(
+        question, idx, method, k=k, budget=budget, retriever=retriever, reranker=reranker
+    )
+    if plot is not None:
+        rep["plot"] = str(do_plot(rep, plot))
+    if as_json:
+        _print_json(rep)
+        return
+    for line in text_lines(rep):
+        typer.echo(line)
+    if plot is not None:
+        typer.echo(f"plot: {plot}")
 
 
 @app.command("eval")
@@ -380,7 +488,12 @@ def _register_plugins() -> None:
     """Commands that live beside their stage (``train-reranker`` etc.) add themselves here."""
     import importlib
 
-    for mod in ("ragsieve.rerank.cli", "ragsieve.segment.cli", "ragsieve.serve.cli"):
+    for mod in (
+        "ragsieve.rerank.cli",
+        "ragsieve.segment.cli",
+        "ragsieve.serve.cli",
+        "ragsieve.agent.cli",
+    ):
         try:
             module = importlib.import_module(mod)
         except ModuleNotFoundError as e:

@@ -637,8 +637,21 @@ def known_methods() -> list[str]:
     return sorted(_METHODS)
 
 
+def method_needs_sentences(name: str) -> bool:
+    """Whether a method reads the index's ``sentences`` table (pareto, saki): the evaluation
+    harness then builds its index with ``--sentences``."""
+    return bool(getattr(_METHODS.get(name), "needs_sentences", False))
+
+
 def get_method(name: str, index: Index | None, **options: Any) -> Method:
     """Instantiate a method by name with CLI-style options (k, budget, retriever, reranker)."""
     if name not in _METHODS:
         raise ConfigError(f"unknown method {name!r}: use one of {', '.join(known_methods())}")
     return _METHODS[name](index, **options)
+
+
+# CARROT (MCTS over ordered chunk combinations + configuration agent) registers itself.
+import ragsieve.carrot  # noqa: E402, F401
+
+# Sentence-level methods register themselves (ParetoRAG, SAKI-RAG's Dual-Axis Retriever).
+from ragsieve.retrieve import dual_axis, pareto  # noqa: E402, F401

@@ -152,6 +152,8 @@ class EvalConfig:
     price_in_per_m: float = DEFAULT_PRICE_IN_PER_M
     price_out_per_m: float = DEFAULT_PRICE_OUT_PER_M
     cache_dir: Path | None = None
+    #: Extra IndexConfig fields of the evaluation index (``pareto_context="exact"``, ...).
+    index_options: dict[str, Any] = field(default_factory=dict)
 
 
 def default_cache_dir() -> Path:
@@ -182,7 +184,14 @@ def eval_index(
     for d in sorted(docs, key=lambda d: d.id):
         h.update(d.id.encode())
         h.update(hashlib.sha256(d.text.encode()).digest())
-    icfg = IndexConfig(embedder=cfg.embedder, chunker=cfg.chunker, chunk_tokens=cfg.chunk_tokens)
+    from ragsieve.pipeline import method_needs_sentences
+
+    extra = dict(cfg.index_options)
+    if any(method_needs_sentences(s.name) for s in cfg.methods):
+        extra.setdefault("sentences", True)  # pareto / saki read the sentence table
+    icfg = IndexConfig(
+        embedder=cfg.embedder, chunker=cfg.chunker, chunk_tokens=cfg.chunk_tokens, **extra
+    )
     h.update(json.dumps(icfg.to_dict(), sort_keys=True).encode())
     if icfg.chunker == "sage":  # a retrained segmentation model makes a new index
         from ragsieve.segment.model import shipped_segmenter_dir

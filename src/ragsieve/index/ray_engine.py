@@ -285,6 +285,11 @@ def add_paths_ray(
     actors (one CPU each; default: every CPU of the cluster; on a cluster, the job waits until
     that many CPUs are free).
     """
+    if index.config.sentences:
+        raise ConfigError(
+            "the Ray engine does not write the sentence table: index with --engine local "
+            "for an index built with --sentences"
+        )
     t0 = time.perf_counter()
     files = list_files(paths)
     # A private instance gets every core, or as many CPUs as workers were asked for: each worker

@@ -5,6 +5,9 @@ Layout of an index directory::
     DIR/ragsieve.json      manifest: config + the committed Lance version of each table
     DIR/chunks.lance/      one row per chunk: text, offsets, token count, vector (BM25 FTS index)
     DIR/documents.lance/   one row per document: full text, title, source, content hash
+    DIR/sentences.lance/   only with ``IndexConfig(sentences=True)``: one row per sentence with
+                           its core, Pareto context and weighted vectors and its SAKI links
+                           (:mod:`ragsieve.index.sentences`); older indexes simply lack it
 
 Why a manifest: a write touches several tables and several Lance commits (delete old chunks, add
 new ones, rebuild the full-text index). Readers open every table *at the versions the manifest
@@ -40,6 +43,14 @@ import pyarrow.compute as pc
 from ragsieve.embed import Embedder, get_embedder
 from ragsieve.errors import ConfigError, IndexStoreError, InputError
 from ragsieve.index.location import Location
+from ragsieve.index.sentences import (
+    SENTENCE_COLUMNS,
+    SENTENCES,
+    SentenceOptions,
+    SentenceTimings,
+    build_sentence_rows,
+    sentence_schema,
+)
 from ragsieve.segment import get_segmenter
 from ragsieve.types import Chunk, Document
 
@@ -59,8 +70,9 @@ KEEP_OLD_VERSIONS = timedelta(minutes=10)
 #: once its recall has been measured on real embeddings (random vectors cannot measure it).
 
 #: Chunk size per chunker when none is given: Naive RAG's 200 (SAGE VII-A), a paragraph cap
-#: of 512, and SAGE's coarse length l = 400 (VII-A hyper-parameters).
-DEFAULT_CHUNK_TOKENS = {"fixed": 200, "paragraph": 512, "sage": 400}
+#: of 512, and SAGE's coarse length l = 400 (VII-A hyper-parameters); ``sentences`` (two per
+#: chunk, SAKI-RAG) only uses its cap for run-on sentences.
+DEFAULT_CHUNK_TOKENS = {"fixed": 200, "paragraph": 512, "sage": 400, "sentences": 200}
 
 Progress = Callable[[str, int, int], None]
 """Progress callback: (stage, done, total)."""
@@ -74,18 +86,63 @@ class IndexConfig:
     chunker: str = "fixed"
     #: None = the chunker's own default (:data:`DEFAULT_CHUNK_TOKENS`).
     chunk_tokens: int = None  # type: ignore[assignment]
+    #: Also write the ``sentences`` table (ParetoRAG vectors, SAKI links); the fields below
+    #: configure it and are recorded in the manifest only when it is on, so that indexes
+    #: without it keep their configuration (and evaluation cache keys) unchanged.
+    sentences: bool = False
+    #: Pareto passage of a sentence: auto (= chunk for --chunker sage, else paragraph),
+    #: paragraph, chunk or document.
+    sentence_passage: str = "auto"
+    #: Pareto context vector: exact (embed the rest of the passage, the paper's form) or mean
+    #: (of the other sentences' vectors: no extra embedding). Exact is the default: on
+    #: hotpotqa-sent it beat mean at budget 450 and at k = 2, 3, 5 for 1.8x the index build
+    #: time (docs/sentence-retrieval.md).
+    pareto_context: str = "exact"
+    #: ParetoRAG's core-sentence weight (Sec. 3.2; the paper's default 0.8).
+    alpha: float = 0.8
+    #: SAKI links stored per sentence (top-T of Eq. 4) and the farthest linked sentence.
+    links: int = 8
+    link_distance: int = 8
 
     def __post_init__(self) -> None:
         if self.chunk_tokens is None:
             size = DEFAULT_CHUNK_TOKENS.get(self.chunker, DEFAULT_CHUNK_TOKENS["fixed"])
             object.__setattr__(self, "chunk_tokens", size)
+        if not isinstance(self.sentences, bool):
+            raise ConfigError(f"sentences must be true or false, got {self.sentences!r}")
+        if isinstance(self.alpha, int):
+            object.__setattr__(self, "alpha", float(self.alpha))
+        self.sentence_options()  # validate
+
+    def sentence_options(self) -> SentenceOptions:
+        """The sentence-table options, with ``auto`` passages resolved for this chunker."""
+        passage = self.sentence_passage
+        if passage == "auto":
+            passage = "chunk" if self.chunker == "sage" else "paragraph"
+        return SentenceOptions(
+            passage=passage,
+            context=self.pareto_context,
+            alpha=self.alpha,
+            links=self.links,
+            link_distance=self.link_distance,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "embedder": self.embedder,
             "chunker": self.chunker,
             "chunk_tokens": self.chunk_tokens,
         }
+        if self.sentences:
+            out.update(
+                sentences=True,
+                sentence_passage=self.sentence_passage,
+                pareto_context=self.pareto_context,
+                alpha=self.alpha,
+                links=self.links,
+                link_distance=self.link_distance,
+            )
+        return out
 
 
 @dataclass
@@ -98,6 +155,8 @@ class AddReport:
     n_chunks: int = 0
     n_tokens: int = 0
     seconds: float = 0.0
+    #: Sentence rows written and the time per stage (only with a sentence table).
+    sentences: SentenceTimings | None = None
 
 
 def _sha256(text: str) -> str:
@@ -246,13 +305,19 @@ class Index:
         db = lancedb.connect(p.uri, storage_options=p.storage_options or None)
         chunks = db.create_table(CHUNKS, schema=chunk_schema(embedder.dim), mode="overwrite")
         docs = db.create_table(DOCUMENTS, schema=DOC_SCHEMA, mode="overwrite")
+        tables = {CHUNKS: chunks.version, DOCUMENTS: docs.version}
+        if cfg.sentences:
+            sents = db.create_table(
+                SENTENCES, schema=sentence_schema(embedder.dim), mode="overwrite"
+            )
+            tables[SENTENCES] = sents.version
         now = time.time()
         manifest = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "config": cfg.to_dict(),
             "dim": embedder.dim,
-            "tables": {CHUNKS: chunks.version, DOCUMENTS: docs.version},
+            "tables": tables,
             "n_documents": 0,
             "n_chunks": 0,
             "n_tokens": 0,
@@ -315,6 +380,53 @@ class Index:
         return self._tables[DOCUMENTS]
 
     @property
+    def has_sentences(self) -> bool:
+        """Whether the index holds a ``sentences`` table (``ragsieve index --sentences``)."""
+        return SENTENCES in self._tables
+
+    @property
+    def sentences_table(self) -> Any:
+        if not self.has_sentences:
+            raise ConfigError(
+                f"index {self.path} has no sentence table: sentence-level methods need an "
+                "index built with --sentences (ragsieve index --sentences ...)"
+            )
+        return self._tables[SENTENCES]
+
+    def sentence_rows(
+        self, doc_ids: Sequence[str] | None = None, vectors: Sequence[str] = ()
+    ) -> pa.Table:
+        """Sentence rows (metadata plus the named vector columns), for some documents or all.
+
+        Per-question pools are small (tens of sentences), so sentence-level methods score
+        them exactly in numpy; see :meth:`sentence_search` for the whole index.
+        """
+        cols = [*SENTENCE_COLUMNS, *vectors]
+        t = self.sentences_table
+        if doc_ids is None:
+            return t.to_lance().to_table(columns=cols)
+        if not doc_ids:
+            return sentence_schema(int(self.manifest["dim"])).empty_table().select(cols)
+        parts = []
+        for i in range(0, len(doc_ids), 500):
+            batch = list(doc_ids[i : i + 500])
+            parts.append(t.to_lance().to_table(columns=cols, filter=_in_clause("doc_id", batch)))
+        return pa.concat_tables(parts)
+
+    def sentence_search(self, qvec: np.ndarray, k: int, column: str = "pareto") -> pa.Table:
+        """Top-``k`` sentences of the whole index by dot product with ``qvec`` on ``column``
+        (exact flat scan, like :meth:`dense_search`), with a ``_distance`` column."""
+        q = (
+            self.sentences_table.search(
+                np.asarray(qvec, dtype=np.float32), vector_column_name=column
+            )
+            .metric("dot")
+            .select([*SENTENCE_COLUMNS, "vector", "context"])
+            .limit(k)
+        )
+        return q.to_arrow()
+
+    @property
     def embedder(self) -> Any:
         return get_embedder(self.config.embedder)
 
@@ -323,7 +435,7 @@ class Index:
 
     def stats(self) -> dict[str, Any]:
         m = self.manifest
-        return {
+        out = {
             "path": str(self.path),
             "documents": m["n_documents"],
             "chunks": m["n_chunks"],
@@ -331,6 +443,9 @@ class Index:
             **m["config"],
             "updated": m["updated"],
         }
+        if "n_sentences" in m:
+            out["sentence_rows"] = m["n_sentences"]
+        return out
 
     def document_hashes(self) -> dict[str, str]:
         """doc_id -> sha256 of its text, at the committed version."""
@@ -444,6 +559,8 @@ class Index:
             batch = list(doc_ids[i : i + 500])
             tables[CHUNKS].delete(_in_clause("doc_id", batch))
             tables[DOCUMENTS].delete(_in_clause("doc_id", batch))
+            if SENTENCES in tables:
+                tables[SENTENCES].delete(_in_clause("doc_id", batch))
 
     def add(
         self,
@@ -471,7 +588,11 @@ class Index:
                 report.seconds = time.perf_counter() - t0
                 return report
             self._delete_documents(tables, report.updated)
-            n_chunks, n_tokens = self._write_documents(tables, todo, progress, embedder)
+            if SENTENCES in tables:
+                report.sentences = SentenceTimings()
+            n_chunks, n_tokens = self._write_documents(
+                tables, todo, progress, embedder, report.sentences
+            )
             report.n_chunks, report.n_tokens = n_chunks, n_tokens
             self._commit(tables, progress)
         report.seconds = time.perf_counter() - t0
@@ -511,6 +632,7 @@ class Index:
         docs: list[Document],
         progress: Progress | None,
         embedder: Embedder | None = None,
+        sentence_timings: SentenceTimings | None = None,
     ) -> tuple[int, int]:
         segmenter = get_segmenter(self.config.chunker, chunk_tokens=self.config.chunk_tokens)
         embedder = embedder or self.embedder
@@ -531,6 +653,20 @@ class Index:
             vecs = embedder.embed([c.text for c in pending_chunks]) if pending_chunks else None
             if pending_chunks:
                 tables[CHUNKS].add(_chunks_to_arrow(pending_chunks, vecs, self.manifest["dim"]))
+            if SENTENCES in tables:
+                by_doc: dict[str, list[Chunk]] = {}
+                for c in pending_chunks:
+                    by_doc.setdefault(c.doc_id, []).append(c)
+                rows = build_sentence_rows(
+                    [d for d, _ in pending_docs],
+                    by_doc,
+                    self.config.sentence_options(),
+                    embedder,
+                    self.manifest["dim"],
+                    sentence_timings,
+                )
+                if rows.num_rows:
+                    tables[SENTENCES].add(rows)
             tables[DOCUMENTS].add(_docs_to_arrow(pending_docs))
             total_chunks += len(pending_chunks)
             total_tokens += sum(c.n_tokens for c in pending_chunks)
@@ -572,6 +708,8 @@ class Index:
             fts=bool(n_chunks),
             updated=time.time(),
         )
+        if SENTENCES in tables:
+            manifest["n_sentences"] = tables[SENTENCES].count_rows()
         _write_manifest(self.location, manifest)  # the commit point
         self.manifest = manifest
         for t in tables.values():

@@ -1,6 +1,7 @@
-"""Chunkers: ``fixed`` (Naive RAG), ``paragraph``, and ``sage`` (SAGE's trained segmenter)."""
+"""Chunkers: ``fixed`` (Naive RAG), ``paragraph``, ``sage`` (SAGE's trained segmenter) and
+``sentences`` (SAKI-RAG's two-sentence chunks)."""
 
-from ragsieve.segment import fixed, paragraph, sage  # noqa: F401  (register)
+from ragsieve.segment import fixed, paragraph, sage, sentences  # noqa: F401  (register)
 from ragsieve.segment.base import Segmenter, get_segmenter, known_segmenters, sentences_of
 
 __all__ = ["Segmenter", "get_segmenter", "known_segmenters", "sentences_of"]

@@ -92,6 +92,8 @@ def finetune(
     left = np.asarray(train.left)[sample]
     right = np.asarray(train.right)[sample]
     labels = torch.tensor(np.asarray(train.labels)[sample], dtype=torch.float32)
+    # sentence-transformers 5 renamed tokenize() to preprocess(); older releases lack it.
+    prep = getattr(model, "preprocess", None) or model.tokenize
     model.train()
     t0 = time.perf_counter()
     steps = 0
@@ -102,7 +104,7 @@ def finetune(
             texts = [train.sentences[i] for i in left[idx]] + [
                 train.sentences[i] for i in right[idx]
             ]
-            feats = model.tokenize(texts)
+            feats = prep(texts)
             emb = model(feats)["sentence_embedding"]  # the model's own Normalize layer applies
             x1, x2 = emb[: len(idx)], emb[len(idx) :]
             score = torch.sigmoid(head(_features(x1, x2, features)).squeeze(1))

@@ -1,0 +1,52 @@
+"""``ragsieve train-agent``: registered on the main app by ``ragsieve.cli._register_plugins``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def _log(msg: str) -> None:
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
+def train_agent_cmd(
+    out: Annotated[Path, typer.Option("--out", help="Output folder (agent.npz, agent.json).")],
+    data_dir: Annotated[
+        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
+    ] = None,
+    qasper: Annotated[int, typer.Option(min=0, help="QASPER train queries.")] = 90,
+    msmarco: Annotated[int, typer.Option(min=0, help="MS MARCO queries.")] = 90,
+    epochs: Annotated[int, typer.Option(min=1, help="Training epochs (paper: 60).")] = 60,
+    pairs: Annotated[int, typer.Option(min=32, help="Contrastive pairs per epoch.")] = 6000,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 13,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the training record.")] = False,
+) -> None:
+    """Train CARROT's configuration agent from a grid search on training queries (CPU)."""
+    from ragsieve.agent.train import AgentTrainConfig, train_agent
+    from ragsieve.errors import ConfigError
+    from ragsieve.evaluate.datasets import find_data_dir
+
+    if qasper + msmarco == 0:
+        raise ConfigError("nothing to train on: --qasper and --msmarco are both 0")
+    cfg = AgentTrainConfig(qasper=qasper, msmarco=msmarco, epochs=epochs, pairs=pairs, seed=seed)
+    meta = train_agent(
+        out, find_data_dir(data_dir), cfg, log=_log, command="ragsieve " + " ".join(sys.argv[1:])
+    )
+    if as_json:
+        sys.stdout.write(json.dumps(meta, indent=2) + "\n")
+    else:
+        t = meta["training"]
+        typer.echo(
+            f"trained on {t['labelled']} labelled queries ({t['label_counts']}), "
+            f"train accuracy {t['train_accuracy']:.2f} -> {out}"
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train-agent")(train_agent_cmd)

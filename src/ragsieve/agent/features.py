@@ -1,0 +1,20 @@
+"""The agent's input (Sec. VI-A (1)): query embedding concatenated with the mean-pooled
+embedding of the retrieved chunks, ``x (+) c``.
+
+The paper embeds with BGE-M3 (1024-d); we use the index's embedder (MiniLM, 384-d), which is
+shipped and offline, so the input has ``2 x 384 = 768`` dimensions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragsieve.embed import get_embedder
+
+
+def agent_features(query: str, chunk_texts: list[str], embedder: str = "minilm") -> np.ndarray:
+    """``query_vec (+) mean(chunk_vecs)`` as float32; zeros for the chunk half when none."""
+    emb = get_embedder(embedder)
+    vecs = np.asarray(emb.embed([query, *chunk_texts]), dtype=np.float32)
+    mean = vecs[1:].mean(axis=0) if len(chunk_texts) else np.zeros_like(vecs[0])
+    return np.concatenate([vecs[0], mean]).astype(np.float32)

@@ -1,0 +1,244 @@
+"""The ``carrot`` method: retrieve N chunks -> (agent) -> score -> MCTS under a token budget.
+
+CARROT (docs/carrot.md): a query's top ``N`` chunks are scored one by one (the "rerank"), sorted,
+and an MCTS over their ordered combinations (:mod:`ragsieve.select.mcts`) picks the order with
+the highest reranker benefit that fits the budget. With ``agent=true`` the configuration agent
+(:mod:`ragsieve.agent`) first predicts, from the query and its retrieved chunks, which scorer to
+use and the MCTS hyper-parameters (iterations, ``c``, ``lambda_``).
+
+``search`` swaps the MCTS for the exhaustive "upper" bound (top 5, 325 orders) or for the beam
+search of Table VI, over the same scorer and budget, so ablations are ``carrot[...]`` specs.
+
+Registered as ``carrot`` by importing this module (``ragsieve.pipeline`` does at its end).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
+
+from ragsieve.errors import ConfigError
+from ragsieve.pipeline import (
+    Method,
+    Retrieval,
+    _check_questions,
+    _scored_trace,
+    _selection_trace,
+    _timed,
+    register_method,
+)
+from ragsieve.rerank import get_reranker
+from ragsieve.rerank.base import DEFAULT_RERANKER
+from ragsieve.retrieve import get_retriever
+from ragsieve.retrieve.base import DocFilter
+from ragsieve.select.base import Selection, make_context
+from ragsieve.select.benefit import BenefitScorer
+from ragsieve.select.mcts import (
+    DEFAULT_BUDGET,
+    DEFAULT_C,
+    DEFAULT_CANDIDATES,
+    DEFAULT_ITERATIONS,
+    DEFAULT_LAMBDA,
+    MCTSConfig,
+    mcts_search,
+    search_trace,
+)
+from ragsieve.select.search import (
+    DEFAULT_BEAM_WIDTH,
+    UPPER_CANDIDATES,
+    beam_search,
+    exhaustive_search,
+)
+from ragsieve.types import Scored
+
+if TYPE_CHECKING:
+    from ragsieve.index import Index
+
+SEARCHES = ("mcts", "upper", "beam")
+
+
+@dataclass(frozen=True)
+class CarrotConfig:
+    """CARROT's options; defaults are the paper's (Sec. VII-A)."""
+
+    #: Candidates retrieved, scored and searched (the tree's branching factor).
+    N: int = DEFAULT_CANDIDATES
+    iterations: int = DEFAULT_ITERATIONS
+    c: float = DEFAULT_C
+    lambda_: float = DEFAULT_LAMBDA
+    budget: int = DEFAULT_BUDGET
+    #: The benefit scorer: ensemble | cross-encoder | bi-encoder | bm25 | a cross-encoder name.
+    #: None: the agent's choice with ``agent=true``, else the project default.
+    reranker: str | None = None
+    #: Let the configuration agent predict reranker, iterations, c and lambda per query.
+    agent: bool = False
+    #: A trained agent folder (``ragsieve train-agent --out DIR``); None: the shipped one.
+    agent_dir: str | None = None
+    #: mcts (CARROT) | upper (exhaustive over the top 5) | beam (Table VI baseline).
+    search: str = "mcts"
+    beam_width: int = DEFAULT_BEAM_WIDTH
+    seed: int = 0
+    retriever: str = "dense"
+
+    def __post_init__(self) -> None:
+        for name in ("N", "budget", "beam_width"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ConfigError(f"{name} must be a positive integer, got {v!r}")
+        if not isinstance(self.agent, bool):
+            raise ConfigError(f"agent must be true or false, got {self.agent!r}")
+        if self.search not in SEARCHES:
+            raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}")
+        self.mcts()  # validates iterations, c, lambda_, seed
+
+    def mcts(self) -> MCTSConfig:
+        return MCTSConfig(self.iterations, self.c, self.lambda_, self.budget, self.seed)
+
+
+class CarrotMethod(Method):
+    """CARROT: top-``N`` -> per-chunk benefit -> MCTS (or upper/beam) within ``budget`` tokens."""
+
+    name = "carrot"
+
+    def __init__(self, index: Index, config: CarrotConfig | None = None) -> None:
+        super().__init__(index)
+        self.config = config or CarrotConfig()
+        c = self.config
+        self.retriever = get_retriever(c.retriever, index)
+        self.agent: Any = None
+        if c.agent:
+            from ragsieve.agent.predict import ConfigAgent
+
+            self.agent = ConfigAgent.load(c.agent_dir, embedder=index.config.embedder)
+        if c.reranker is not None:
+            get_reranker(c.reranker, index.config.embedder)  # fail early on a bad name
+
+    def _reranker(self, name: str) -> Any:
+        return get_reranker(name, self.index.config.embedder)
+
+    def retrieve(self, questions: list[str], doc_ids: DocFilter = None) -> list[Retrieval]:
+        _check_questions(questions)
+        c = self.config
+        timings: dict[str, float] = {}
+        stop = _timed(timings, "retrieve")
+        hits = self.retriever.retrieve(questions, c.N, doc_ids)
+        stop()
+        per_q = timings["retrieve"] / max(1, len(questions))
+        return [self._one(q, cands, per_q) for q, cands in zip(questions, hits, strict=True)]
+
+    def _one(self, q: str, cands: list[Scored], retrieve_s: float) -> Retrieval:
+        c = self.config
+        t: dict[str, float] = {"retrieve": retrieve_s}
+        cfg = c
+        predicted: dict[str, Any] | None = None
+        if self.agent is not None and cands:
+            stop = _timed(t, "agent")
+            pred = self.agent.predict(q, [s.chunk.text for s in cands])
+            stop()
+            predicted = pred.to_dict()
+            cfg = replace(
+                c,
+                reranker=c.reranker or pred.reranker,
+                iterations=pred.iterations,
+                c=pred.c,
+                lambda_=pred.lambda_,
+            )
+        reranker_name = cfg.reranker or DEFAULT_RERANKER
+        reranker = self._reranker(reranker_name)
+        # "Rerank": the single chunks' benefits, one call (MCTS's root expansion reuses them).
+        stop = _timed(t, "rerank")
+        scorer = BenefitScorer(reranker, q, [s.chunk.text for s in cands])
+        singles = scorer.score([(i,) for i in range(len(cands))]) if cands else []
+        order = sorted(range(len(cands)), key=lambda i: -float(singles[i]))
+        ranked = [
+            Scored(
+                cands[i].chunk,
+                float(singles[i]),
+                {**cands[i].scores, "rerank": float(singles[i])},
+            )
+            for i in order
+        ]
+        scorer = scorer.reordered(order)
+        stop()
+        stop = _timed(t, "select")
+        sel = self._search(cfg, scorer, ranked)
+        stop()
+        sel.trace["scorer_stats"] = scorer.stats()
+        if predicted is not None:
+            sel.trace["agent"] = predicted
+        trace = {
+            "method": self.name,
+            "retriever": c.retriever,
+            "reranker": reranker_name,
+            "N": c.N,
+            "candidates": _scored_trace(ranked),
+            **_selection_trace(sel),
+        }
+        return Retrieval(q, sel.context, ranked, trace, t)
+
+    def _search(self, cfg: CarrotConfig, scorer: BenefitScorer, ranked: list[Scored]) -> Selection:
+        costs = [s.chunk.n_tokens for s in ranked]
+        ids = [s.chunk.id for s in ranked]
+        base = {"selector": cfg.search, "budget": cfg.budget, "candidates": len(ranked)}
+        if cfg.search == "mcts":
+            result = mcts_search(scorer, costs, cfg.mcts())
+            trace = {
+                **base,
+                "iterations": cfg.iterations,
+                "c": cfg.c,
+                "lambda_": cfg.lambda_,
+                "seed": cfg.seed,
+                **search_trace(result, ids),
+            }
+            return Selection(make_context([ranked[i] for i in result.best]), trace)
+        if cfg.search == "upper":
+            top = min(UPPER_CANDIDATES, len(ranked))
+            best, w, stats = exhaustive_search(scorer, costs[:top], cfg.budget)
+        else:
+            best, w, stats = beam_search(scorer, costs, cfg.budget, cfg.beam_width)
+        chosen = [ranked[i] for i in best]
+        trace = {
+            **base,
+            "benefit": round(w, 6),
+            "order": [ids[i] for i in best],
+            **stats,
+        }
+        return Selection(make_context(chosen), trace)
+
+
+#: Spellings accepted for options in ``carrot[...]`` specs.
+_ALIASES = {"n": "N", "candidates": "N", "lambda": "lambda_", "scorer": "reranker"}
+
+
+def _carrot_factory(
+    index: Index,
+    *,
+    k: int | None = None,
+    budget: int | None = None,
+    retriever: str = "dense",
+    reranker: str | None = None,
+    **options: Any,
+) -> Method:
+    """CARROT with ``CarrotConfig`` fields as options (``carrot[iterations=20,agent=true]``).
+
+    ``k`` is accepted and ignored (the CLI and the runner always pass one; CARROT sizes its
+    context by benefit under the budget). ``budget=None`` (not given) means the paper's 1024.
+    Unknown options are a one-line error, so a typo never silently runs the default.
+    """
+    del k
+    opts = {_ALIASES.get(key, key): value for key, value in options.items()}
+    allowed = {f.name for f in fields(CarrotConfig)} - {"budget", "retriever"}
+    unknown = sorted(set(opts) - allowed)
+    if unknown:
+        raise ConfigError(
+            f"unknown carrot option(s) {', '.join(unknown)}: use {', '.join(sorted(allowed))}"
+        )
+    if opts.get("reranker") is None:
+        opts["reranker"] = reranker
+    cfg = CarrotConfig(
+        budget=DEFAULT_BUDGET if budget is None else budget, retriever=retriever, **opts
+    )
+    return CarrotMethod(index, cfg)
+
+
+register_method("carrot")(_carrot_factory)

@@ -1,0 +1,269 @@
+"""The ``sentences`` table: one row per sentence, for sentence-level retrieval.
+
+Written by :meth:`ragsieve.index.Index.add` when the index was created with
+``IndexConfig(sentences=True)`` (``ragsieve index --sentences``), inside the same write as the
+chunks, so it is committed by the same manifest replacement (see :mod:`ragsieve.index.store`).
+
+Per sentence it holds:
+
+* ``vector``: the core vector, the embedding of the sentence (ParetoRAG's ``h_core``; SAKI-RAG's
+  ``Omega_i`` with MiniLM in place of SentenceVAE);
+* ``context``: ParetoRAG's ``h_context``, the vector of the rest of its *passage*: ``exact``
+  embeds the concatenated other sentences (the paper's definition, one long embedding per
+  sentence), ``mean`` is the re-normalised mean of the other sentences' core vectors (no extra
+  embedding). All zeros for a one-sentence passage, where the paper's context is NULL;
+* ``pareto``: ``alpha * vector + (1 - alpha) * context`` (just ``vector`` without a context),
+  ParetoRAG Sec. 3.2, for the index's ``alpha``;
+* ``link_idx`` / ``link_w``: its top-T linked sentences of the same document with weights
+  (SAKI-RAG Eq. 4, from :mod:`ragsieve.link`);
+* ``passage``: the ordinal of its passage within the document: the blank-line paragraph
+  (``paragraph``), the index chunk (``chunk``; with ``--chunker sage`` a SAGE segment) or the
+  whole document (``document``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from ragsieve.embed import Embedder
+from ragsieve.errors import ConfigError
+from ragsieve.segment.base import sentences_of
+from ragsieve.segment.paragraph import group_by_paragraph
+from ragsieve.text import count_tokens_batch
+from ragsieve.types import Chunk, Document, Sentence
+
+SENTENCES = "sentences"
+PASSAGES = ("auto", "paragraph", "chunk", "document")
+CONTEXT_FORMS = ("mean", "exact")
+SENTENCE_COLUMNS = [
+    "id",
+    "doc_id",
+    "idx",
+    "passage",
+    "title",
+    "text",
+    "start",
+    "end",
+    "n_tokens",
+    "link_idx",
+    "link_w",
+]
+
+
+def sentence_id(doc_id: str, idx: int) -> str:
+    from ragsieve.segment.base import chunk_id
+
+    return chunk_id(doc_id, idx).replace(":", ":s", 1)
+
+
+def sentence_schema(dim: int) -> pa.Schema:
+    vec = pa.list_(pa.float32(), dim)
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("doc_id", pa.string()),
+            ("idx", pa.int32()),
+            ("passage", pa.int32()),
+            ("title", pa.string()),
+            ("text", pa.string()),
+            ("start", pa.int64()),
+            ("end", pa.int64()),
+            ("n_tokens", pa.int32()),
+            ("vector", vec),
+            ("context", vec),
+            ("pareto", vec),
+            ("link_idx", pa.list_(pa.int32())),
+            ("link_w", pa.list_(pa.float32())),
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class SentenceOptions:
+    """How the sentence table is built (the ``sentence_*`` fields of ``IndexConfig``)."""
+
+    passage: str = "paragraph"
+    context: str = "exact"
+    alpha: float = 0.8
+    links: int = 8
+    link_distance: int = 8
+    linker: str = "minilm-attn"
+
+    def __post_init__(self) -> None:
+        if self.passage not in PASSAGES:
+            raise ConfigError(f"sentence passage must be one of {', '.join(PASSAGES)}")
+        if self.context not in CONTEXT_FORMS:
+            raise ConfigError(f"pareto context must be one of {', '.join(CONTEXT_FORMS)}")
+        if not 0.0 <= float(self.alpha) <= 1.0:
+            raise ConfigError(f"alpha must be in [0, 1], got {self.alpha}")
+        if self.links < 0:
+            raise ConfigError(f"links must be >= 0, got {self.links}")
+        if self.link_distance < 1:
+            raise ConfigError(f"link distance must be >= 1, got {self.link_distance}")
+
+
+@dataclass
+class SentenceTimings:
+    """Seconds spent per stage of building sentence rows (the indexing-cost benchmark)."""
+
+    n_sentences: int = 0
+    split: float = 0.0
+    core: float = 0.0
+    context: float = 0.0
+    links: float = 0.0
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+def passages_of(
+    doc: Document, sents: list[Sentence], passage: str, chunks: Sequence[Chunk] = ()
+) -> list[int]:
+    """The passage ordinal of each sentence (see the module doc for the three kinds)."""
+    if passage == "document" or not sents:
+        return [0] * len(sents)
+    if passage == "chunk":
+        out = [0] * len(sents)
+        # A sentence longer than a chunk is cut into several chunks: it belongs to the first.
+        for c in sorted(chunks, key=lambda c: -c.index):
+            for i in range(c.sent_start, min(c.sent_end, len(sents))):
+                out[i] = c.index
+        return out
+    out = []
+    for p, group in enumerate(group_by_paragraph(doc, sents)):
+        out.extend([p] * len(group))
+    if len(out) != len(sents):  # sentences outside any paragraph span (cannot happen)
+        out = (out + [out[-1] if out else 0] * len(sents))[: len(sents)]
+    return out
+
+
+def context_vectors(
+    core: np.ndarray,
+    passages: Sequence[int],
+    texts: Sequence[str],
+    form: str,
+    embedder: Embedder | None = None,
+) -> np.ndarray:
+    """ParetoRAG's context vector of every sentence of one document (zeros: no context).
+
+    ``mean``: the mean of the other sentences' core vectors of the passage, re-normalised to
+    unit length like an embedding. ``exact``: the embedding of the other sentences' text joined
+    by spaces (MiniLM truncates at 256 word pieces).
+    """
+    n, dim = core.shape
+    out = np.zeros((n, dim), dtype=np.float32)
+    pas = np.asarray(passages)
+    jobs: list[tuple[int, str]] = []
+    for p in np.unique(pas):
+        members = np.nonzero(pas == p)[0]
+        if len(members) < 2:
+            continue
+        if form == "mean":
+            total = core[members].sum(axis=0)
+            for i in members:
+                v = total - core[i]
+                norm = float(np.linalg.norm(v))
+                out[i] = v / norm if norm > 0 else 0.0
+        else:
+            for i in members:
+                jobs.append((int(i), " ".join(texts[j] for j in members if j != i)))
+    if jobs:
+        if embedder is None:
+            raise ConfigError("the exact Pareto context needs an embedder")
+        vecs = embedder.embed([t for _, t in jobs])
+        for (i, _), v in zip(jobs, vecs, strict=True):
+            out[i] = v
+    return out
+
+
+def pareto_vectors(core: np.ndarray, context: np.ndarray, alpha: float) -> np.ndarray:
+    """``alpha * core + (1 - alpha) * context``; ``core`` where there is no context."""
+    has = np.any(context != 0, axis=1, keepdims=True)
+    mixed = alpha * core + (1.0 - alpha) * context
+    return np.where(has, mixed, core).astype(np.float32)
+
+
+def build_sentence_rows(
+    docs: Sequence[Document],
+    chunks_of: dict[str, list[Chunk]],
+    opts: SentenceOptions,
+    embedder: Embedder,
+    dim: int,
+    timings: SentenceTimings | None = None,
+) -> pa.Table:
+    """The ``sentences`` rows of ``docs`` (their chunks give the ``chunk`` passages)."""
+    from ragsieve.link import get_linker
+
+    tm = timings or SentenceTimings()
+    t0 = time.perf_counter()
+    per_doc = [sentences_of(d) for d in docs]
+    passage_kind = opts.passage
+    all_sents = [s for sents in per_doc for s in sents]
+    texts = [s.text for s in all_sents]
+    counts = count_tokens_batch(texts) if texts else []
+    tm.split += time.perf_counter() - t0
+    if not all_sents:
+        return sentence_schema(dim).empty_table()
+    t0 = time.perf_counter()
+    core = embedder.embed(texts)
+    tm.core += time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    passages: list[list[int]] = []
+    contexts: list[np.ndarray] = []
+    pos = 0
+    for d, sents in zip(docs, per_doc, strict=True):
+        n = len(sents)
+        ps = passages_of(d, sents, passage_kind, chunks_of.get(d.id, ()))
+        passages.append(ps)
+        contexts.append(
+            context_vectors(core[pos : pos + n], ps, texts[pos : pos + n], opts.context, embedder)
+        )
+        pos += n
+    context = np.concatenate(contexts) if contexts else np.zeros_like(core)
+    pareto = pareto_vectors(core, context, float(opts.alpha))
+    tm.context += time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    link_idx: list[list[int]] = []
+    link_w: list[list[float]] = []
+    if opts.links > 0:
+        linker = get_linker(opts.linker, opts.link_distance)
+        for links in linker.link([[s.text for s in sents] for sents in per_doc]):
+            for row in links.top(opts.links):
+                link_idx.append([j for j, _ in row])
+                link_w.append([w for _, w in row])
+    else:
+        link_idx = [[] for _ in all_sents]
+        link_w = [[] for _ in all_sents]
+    tm.links += time.perf_counter() - t0
+    tm.n_sentences += len(all_sents)
+
+    titles = {d.id: d.title for d in docs}
+
+    def vec(a: np.ndarray) -> pa.FixedSizeListArray:
+        flat = pa.array(np.asarray(a, dtype=np.float32).reshape(-1), type=pa.float32())
+        return pa.FixedSizeListArray.from_arrays(flat, dim)
+
+    return pa.Table.from_arrays(
+        [
+            pa.array([sentence_id(s.doc_id, s.index) for s in all_sents]),
+            pa.array([s.doc_id for s in all_sents]),
+            pa.array([s.index for s in all_sents], type=pa.int32()),
+            pa.array([p for ps in passages for p in ps], type=pa.int32()),
+            pa.array([titles[s.doc_id] for s in all_sents]),
+            pa.array(texts),
+            pa.array([s.start for s in all_sents], type=pa.int64()),
+            pa.array([s.end for s in all_sents], type=pa.int64()),
+            pa.array(counts, type=pa.int32()),
+            vec(core),
+            vec(context),
+            vec(pareto),
+            pa.array(link_idx, type=pa.list_(pa.int32())),
+            pa.array(link_w, type=pa.list_(pa.float32())),
+        ],
+        schema=sentence_schema(dim),
+    )

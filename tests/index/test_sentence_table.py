@@ -1,0 +1,197 @@
+"""The ``sentences`` table: written with the chunks under the manifest, read back after a reopen,
+rolled back when a writer dies, and absent (but harmless) in older indexes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragsieve.errors import ConfigError
+from ragsieve.index import Index, IndexConfig
+from ragsieve.index.sentences import SENTENCES
+from ragsieve.index.store import MANIFEST
+from ragsieve.segment.base import sentences_of
+from ragsieve.segment.paragraph import group_by_paragraph
+
+pytestmark = pytest.mark.integration
+
+
+def _vec(table, col: str) -> np.ndarray:  # type: ignore[no-untyped-def]
+    return np.asarray(table.column(col).to_pylist(), dtype=np.float32)
+
+
+def test_sentence_rows_are_committed_and_survive_a_reopen(sentence_index_dir: Path) -> None:
+    manifest = json.loads((sentence_index_dir / MANIFEST).read_text())
+    assert SENTENCES in manifest["tables"]
+    assert manifest["config"]["sentences"] is True
+    idx = Index.open(sentence_index_dir)
+    assert idx.has_sentences
+    rows = idx.sentence_rows(None).to_pylist()
+    assert len(rows) == manifest["n_sentences"] == idx.stats()["sentence_rows"] > 50
+    for doc_id in {r["doc_id"] for r in rows}:
+        doc = idx.get_document(doc_id)
+        assert doc is not None
+        mine = sorted((r for r in rows if r["doc_id"] == doc_id), key=lambda r: r["idx"])
+        assert [r["idx"] for r in mine] == list(range(len(mine)))
+        # Offsets point into the source, passages are the blank-line paragraphs (auto).
+        groups = group_by_paragraph(doc, sentences_of(doc))
+        want = [p for p, g in enumerate(groups) for _ in g]
+        assert [r["passage"] for r in mine] == want
+        for r in mine:
+            assert doc.text[r["start"] : r["end"]] == r["text"]
+            assert r["n_tokens"] > 0
+            # Eq. 4: top-T links of the same document, strongest first, within the distance.
+            assert len(r["link_idx"]) == len(r["link_w"]) <= 8
+            assert r["idx"] not in r["link_idx"]
+            assert all(abs(j - r["idx"]) <= 4 and 0 <= j < len(mine) for j in r["link_idx"])
+            assert r["link_w"] == sorted(r["link_w"], reverse=True)
+            if len(mine) > 1:
+                assert r["link_idx"], r
+
+
+def test_pareto_vector_is_exactly_0_8_core_plus_0_2_context(sentence_index_dir: Path) -> None:
+    idx = Index.open(sentence_index_dir)
+    t = idx.sentence_rows(None, vectors=["vector", "context", "pareto"])
+    core, ctx, par = _vec(t, "vector"), _vec(t, "context"), _vec(t, "pareto")
+    has = np.any(ctx != 0, axis=1)
+    assert has.any()
+    np.testing.assert_allclose(par[has], 0.8 * core[has] + 0.2 * ctx[has], atol=1e-6)
+    np.testing.assert_array_equal(par[~has], core[~has])
+    # The cheap ("mean") context: the re-normalised mean of the passage's other core vectors.
+    docs, passages = t.column("doc_id").to_pylist(), t.column("passage").to_pylist()
+    for i in np.nonzero(has)[0][:20]:
+        others = [
+            j
+            for j in range(len(docs))
+            if j != i and docs[j] == docs[i] and passages[j] == passages[i]
+        ]
+        mean = core[others].mean(axis=0)
+        np.testing.assert_allclose(ctx[i], mean / np.linalg.norm(mean), atol=1e-5)
+    for i in np.nonzero(~has)[0]:
+        assert sum(docs[j] == docs[i] and passages[j] == passages[i] for j in range(len(docs))) == 1
+
+
+def test_exact_context_embeds_the_rest_of_the_passage(tmp_path: Path) -> None:
+    from ragsieve.embed import get_embedder
+    from ragsieve.types import Document
+
+    idx = Index.create(
+        tmp_path / "ix",
+        IndexConfig(sentences=True, pareto_context="exact", links=2, link_distance=2),
+    )
+    text = (
+        "Ada wrote the first program. It ran on the Analytical Engine. Babbage designed it."
+        "\n\nA one-sentence paragraph has no context."
+    )
+    idx.add([Document(id="ada", text=text, title="Ada")])
+    t = idx.sentence_rows(None, vectors=["vector", "context", "pareto"])
+    sents = t.column("text").to_pylist()
+    assert len(sents) == 4 and t.column("passage").to_pylist() == [0, 0, 0, 1]
+    emb = get_embedder("minilm")
+    want = emb.embed([" ".join(s for j, s in enumerate(sents[:3]) if j != i) for i in range(3)])
+    ctx, core, par = _vec(t, "context"), _vec(t, "vector"), _vec(t, "pareto")
+    np.testing.assert_allclose(ctx[:3], want, atol=1e-5)
+    np.testing.assert_allclose(par[:3], 0.8 * core[:3] + 0.2 * want, atol=1e-5)
+    # ParetoRAG: Context = NULL for a one-sentence passage, and the weighted vector is h_core.
+    assert not ctx[3].any()
+    np.testing.assert_array_equal(par[3], core[3])
+
+
+def test_remove_deletes_the_sentences_too(sentence_index_dir: Path, tmp_path: Path) -> None:
+    dst = tmp_path / "ix"
+    shutil.copytree(sentence_index_dir, dst)
+    idx = Index.open(dst)
+    before = idx.sentence_rows(None).to_pylist()
+    victim = before[0]["doc_id"]
+    assert idx.remove([victim]) == [victim]
+    after = Index.open(dst).sentence_rows(None).to_pylist()
+    assert victim not in {r["doc_id"] for r in after}
+    assert len(after) == len(before) - sum(r["doc_id"] == victim for r in before)
+    assert json.loads((dst / MANIFEST).read_text())["n_sentences"] == len(after)
+
+
+def test_an_index_without_the_table_still_opens_and_says_what_to_do(
+    sample_index_dir: Path,
+) -> None:
+    from ragsieve.pipeline import get_method
+
+    idx = Index.open(sample_index_dir)
+    assert not idx.has_sentences
+    assert "sentences" not in json.loads((sample_index_dir / MANIFEST).read_text())["config"]
+    assert idx.config == IndexConfig()
+    for name in ("pareto", "saki"):
+        with pytest.raises(ConfigError, match="--sentences"):
+            get_method(name, idx)
+
+
+def test_bad_sentence_options_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="pareto context"):
+        IndexConfig(sentences=True, pareto_context="median")
+    with pytest.raises(ConfigError, match="alpha"):
+        IndexConfig(sentences=True, alpha=1.5)
+    with pytest.raises(ConfigError, match="passage"):
+        IndexConfig(sentences=True, sentence_passage="page")
+
+
+def _make_corpus(folder: Path, n: int) -> None:
+    folder.mkdir()
+    for i in range(n):
+        body = " ".join(f"Item {i} fact {j} concerns topic {i * 5 + j}." for j in range(4))
+        (folder / f"doc{i:03d}.txt").write_text(body, encoding="utf-8")
+
+
+def test_sigkill_after_a_sentence_commit_leaves_the_previous_index(
+    sentence_index_dir: Path, tmp_path: Path
+) -> None:
+    dst = tmp_path / "ix"
+    shutil.copytree(sentence_index_dir, dst)
+    before = json.loads((dst / MANIFEST).read_text())
+    n_before = Index.open(dst).sentence_rows(None).num_rows
+    corpus = tmp_path / "more"
+    _make_corpus(corpus, 200)  # 64 documents per flush: 4 flushes, each a sentence commit
+    versions = dst / "sentences.lance" / "_versions"
+    start = len(list(versions.iterdir()))
+    env = {**os.environ, "RAGSIEVE_WRITE_BATCH_CHUNKS": "4"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragsieve.cli", "index", str(corpus), "--index", str(dst)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.time() + 240
+        while time.time() < deadline and proc.poll() is None:
+            if len(list(versions.iterdir())) > start:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the writer finished before it could be killed"
+        assert len(list(versions.iterdir())) > start
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert json.loads((dst / MANIFEST).read_text()) == before
+    idx = Index.open(dst)
+    assert idx.sentence_rows(None).num_rows == n_before  # the uncommitted rows are invisible
+    # The next writer rolls the table back and commits cleanly.
+    report = idx.add_paths([corpus / "doc000.txt"])[0]
+    assert report.added and report.sentences is not None and report.sentences.n_sentences == 4
+    assert Index.open(dst).sentence_rows(None).num_rows == n_before + 4
+
+
+def test_the_ray_engine_refuses_a_sentence_index(sentence_index_dir: Path) -> None:
+    pytest.importorskip("ray")
+    from ragsieve.index.ray_engine import add_paths_ray
+
+    with pytest.raises(ConfigError, match="Ray engine does not write the sentence table"):
+        add_paths_ray(Index.open(sentence_index_dir), [])

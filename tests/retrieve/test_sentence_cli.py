@@ -1,0 +1,70 @@
+"""``ragsieve index --sentences`` and ``ask --method pareto|saki`` as real subprocesses, with the
+packaged local LLM; bad sentence options are one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragsieve.index.store import MANIFEST
+
+pytestmark = pytest.mark.integration
+
+
+def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ragsieve.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.parametrize("method", ["pareto", "saki"])
+def test_ask_with_a_sentence_method(sentence_index_dir: Path, method: str) -> None:
+    p = run(
+        "ask",
+        "When was Voyager 1 launched?",
+        "--index",
+        str(sentence_index_dir),
+        "--method",
+        method,
+        "--k",
+        "3",
+        "--max-tokens",
+        "16",
+        "--json",
+    )
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["method"] == method and out["trace"]["method"] == method
+    ctx = out["context"]
+    assert ctx and all(":s" in c["chunk_id"] for c in ctx)  # sentence-sized chunks
+    assert "1977" in " ".join(c["text"] for c in ctx)
+    assert out["trace"]["selected"] == [c["chunk_id"] for c in ctx]
+    assert out["tokens"]["completion"] > 0
+
+
+def test_index_sentences_flag_and_its_errors(tmp_path: Path, corpus_dir: Path) -> None:
+    ix = tmp_path / "ix"
+    doc = corpus_dir / "voyager.md"
+    assert doc.is_file()
+    p = run("index", str(doc), "--index", str(ix), "--sentences", "--pareto-context", "mean")
+    assert p.returncode == 0, p.stderr
+    cfg = json.loads((ix / MANIFEST).read_text())["config"]
+    assert cfg["sentences"] is True and cfg["pareto_context"] == "mean"
+    # A different context form on an existing index is a configuration clash (re-indexing
+    # without the flags keeps the sentence configuration: the index's own is the default).
+    p = run("index", str(doc), "--index", str(ix), "--pareto-context", "exact")
+    assert p.returncode == 2 and "pareto_context=mean (asked exact)" in p.stderr
+    p = run("index", str(doc), "--index", str(tmp_path / "b"), "--pareto-context", "mean")
+    assert p.returncode == 2 and "go with --sentences" in p.stderr
+    p = run("index", str(doc), "--index", str(tmp_path / "c"), "--sentences", "--engine", "ray")
+    assert p.returncode == 2 and "--engine local" in p.stderr
+    assert not (tmp_path / "c").exists()
+    p = run("ask", "x", "--index", str(ix), "--method", "pareto", "--k", "0")
+    assert p.returncode != 0 and "Traceback" not in p.stderr

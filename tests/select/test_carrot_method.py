@@ -1,0 +1,79 @@
+"""The ``carrot`` method on a real LanceDB index of the sample corpus (BM25 benefit: fast)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragsieve.errors import ConfigError
+from ragsieve.evaluate.runner import parse_methods
+from ragsieve.index import Index
+from ragsieve.pipeline import get_method, known_methods
+
+pytestmark = pytest.mark.integration
+
+QUESTION = "When was Voyager 1 launched?"
+
+
+@pytest.fixture(scope="module")
+def index(sample_index_dir: Path) -> Index:
+    return Index.open(sample_index_dir)
+
+
+def test_carrot_is_registered_and_defaults_to_the_paper_budget(index: Index) -> None:
+    assert "carrot" in known_methods()
+    m = get_method("carrot", index, k=10, budget=None, retriever="dense", reranker="bm25")
+    cfg = m.config
+    assert (cfg.budget, cfg.iterations, cfg.c, cfg.lambda_) == (1024, 10, 2.4, 0.1)
+    r = m.retrieve([QUESTION])[0]
+    sel = r.trace["selection"]
+    assert r.context.n_tokens <= 1024 and r.context.chunks
+    assert [p["chunk_id"] for p in sel["best_path"]] == r.trace["selected"]
+    assert sel["scorer_stats"]["reranker"] == "bm25"
+    assert sel["scorer_stats"]["calls"] == 1 + sel["reranker_calls"]  # singles + expansions
+    assert set(r.timings) >= {"retrieve", "rerank", "select"}
+    # Candidates are sorted by their single-chunk benefit.
+    scores = [s.score for s in r.candidates]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_spec_options_budget_and_searches(index: Index) -> None:
+    (spec,) = parse_methods("carrot[reranker=bm25,iterations=3,lambda=0.5,N=4,seed=2]")
+    m = get_method(spec.name, index, budget=300, **spec.options)
+    assert (m.config.iterations, m.config.lambda_, m.config.N, m.config.seed) == (3, 0.5, 4, 2)
+    r = m.retrieve([QUESTION, "Who deciphered the Rosetta Stone?"])
+    assert all(x.context.n_tokens <= 300 for x in r)
+    assert all(x.trace["selection"]["iterations_run"] <= 3 for x in r)
+    up = get_method("carrot", index, budget=400, reranker="bm25", search="upper")
+    beam = get_method("carrot", index, budget=400, reranker="bm25", search="beam")
+    mcts = get_method("carrot", index, budget=400, reranker="bm25", iterations=400)
+    w = {}
+    for name, meth in (("upper", up), ("beam", beam), ("mcts", mcts)):
+        res = meth.retrieve([QUESTION])[0]
+        assert res.context.n_tokens <= 400
+        w[name] = res.trace["selection"]["benefit"]
+    # Same scorer and pool (N = 5): the exhaustive optimum bounds both and the full MCTS hits it.
+    assert w["beam"] <= w["upper"] + 1e-9
+    assert w["mcts"] == pytest.approx(w["upper"], abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"iteratoins": 5}, "unknown carrot option"),
+        ({"search": "greedy"}, "search must be one of"),
+        ({"N": 0}, "N must be a positive integer"),
+        ({"agent": "maybe"}, "agent must be true or false"),
+        ({"c": -1}, "c must be a number"),
+    ],
+)
+def test_bad_options_are_one_line_config_errors(index: Index, options: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as e:
+        get_method("carrot", index, reranker="bm25", **options)
+    assert "\n" not in str(e.value)
+
+
+def test_bad_reranker_name_fails_early(index: Index) -> None:
+    with pytest.raises(ConfigError, match="unknown reranker"):
+        get_method("carrot", index, reranker="no-such-scorer")
