@@ -67,19 +67,14 @@ def finetune(
     from sentence_transformers import SentenceTransformer
 
     from ragsieve.embed.base import _minilm_dir
+    from ragsieve.segment.train import build_mlp
 
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     model = SentenceTransformer(str(_minilm_dir()), device="cpu")
     model.max_seq_length = cfg.max_seq
     dim = int(model.get_embedding_dimension() or 384)
-    dims = [dim * len(features), *cfg.hidden, 1]
-    layers: list[Any] = []
-    for i in range(len(dims) - 1):
-        layers.append(torch.nn.Linear(dims[i], dims[i + 1]))
-        if i < len(dims) - 2:
-            layers.append(torch.nn.ReLU())
-    head = torch.nn.Sequential(*layers)
+    head = build_mlp([dim * len(features), *cfg.hidden, 1])
     opt = torch.optim.Adam(
         [
             {"params": model.parameters(), "lr": cfg.lr_embedder},

@@ -105,6 +105,19 @@ def embed_sentences(
     return out
 
 
+def build_mlp(dims: list[int]) -> Any:
+    """The head's torch MLP: Linear layers of ``dims`` with ReLU between (sigmoid applied by the
+    loss and by :class:`SegmenterHead`)."""
+    import torch
+
+    layers: list[Any] = []
+    for i in range(len(dims) - 1):
+        layers.append(torch.nn.Linear(dims[i], dims[i + 1]))
+        if i < len(dims) - 2:
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)
+
+
 def fit_head(
     x: np.ndarray, y: np.ndarray, features: tuple[str, ...], cfg: SegTrainConfig
 ) -> SegmenterHead:
@@ -112,13 +125,7 @@ def fit_head(
 
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
-    dims = [x.shape[1], *cfg.hidden, 1]
-    layers: list[Any] = []
-    for i in range(len(dims) - 1):
-        layers.append(torch.nn.Linear(dims[i], dims[i + 1]))
-        if i < len(dims) - 2:
-            layers.append(torch.nn.ReLU())
-    net = torch.nn.Sequential(*layers)
+    net = build_mlp([x.shape[1], *cfg.hidden, 1])
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y.astype(np.float32))
     gen = torch.Generator().manual_seed(cfg.seed)
