@@ -55,3 +55,18 @@ def test_empty_query_and_unknown_retriever(sample_index_dir: Path) -> None:
         get_retriever("dense", idx).retrieve(["  "], 3)
     with pytest.raises(ConfigError, match="unknown retriever"):
         get_retriever("colbert", idx)
+
+
+@pytest.mark.parametrize("name", ["dense", "bm25", "hybrid"])
+def test_doc_filter_is_one_pool_per_query(sample_index_dir: Path, name: str) -> None:
+    idx = Index.open(sample_index_dir)
+    r = get_retriever(name, idx)
+    pool = sorted({c for c in idx.chunks_table.to_arrow().column("doc_id").to_pylist()})
+    bees = [d for d in pool if "honey-bees" in d]
+    (hits,) = r.retrieve(["How long does a summer worker bee live?"], 3, [bees])
+    assert hits and all(h.chunk.doc_id in bees for h in hits)
+    # A flat list (one pool not wrapped per query) used to find nothing, silently.
+    with pytest.raises(InputError, match="one list of document ids"):
+        r.retrieve(["How long does a summer worker bee live?"], 3, bees)
+    with pytest.raises(InputError, match="2 entries for 1 queries"):
+        r.retrieve(["bees?"], 3, [bees, None])

@@ -24,10 +24,18 @@ DocFilter = Sequence[Sequence[str] | None] | None
 """Per query, the document ids it may retrieve from (None: the whole index)."""
 
 
-def _check_queries(queries: list[str]) -> None:
+def _check_queries(queries: list[str], doc_ids: DocFilter = None) -> None:
     for q in queries:
         if not q or not q.strip():
             raise InputError("the query is empty")
+    if doc_ids is None:
+        return
+    # A flat list of ids (one query's pool, not wrapped) would be read as one pool *per query*
+    # and each id string as a pool of characters: silently nothing found. Refuse it.
+    if isinstance(doc_ids, str) or any(isinstance(ids, str) for ids in doc_ids):
+        raise InputError("doc_ids must hold one list of document ids (or None) per query")
+    if len(doc_ids) != len(queries):
+        raise InputError(f"doc_ids has {len(doc_ids)} entries for {len(queries)} queries")
 
 
 @runtime_checkable
@@ -48,7 +56,7 @@ class DenseRetriever:
         self.index = index
 
     def retrieve(self, queries: list[str], k: int, doc_ids: DocFilter = None) -> list[list[Scored]]:
-        _check_queries(queries)
+        _check_queries(queries, doc_ids)
         qv = self.index.embedder.embed(queries)
         return [
             [Scored(c, s, {"dense": s}) for c, s in hits]
@@ -65,7 +73,7 @@ class BM25Retriever:
         self.index = index
 
     def retrieve(self, queries: list[str], k: int, doc_ids: DocFilter = None) -> list[list[Scored]]:
-        _check_queries(queries)
+        _check_queries(queries, doc_ids)
         filters = doc_ids if doc_ids is not None else [None] * len(queries)
         return [
             [Scored(c, s, {"bm25": s}) for c, s in self.index.bm25_search(q, k, f)]
