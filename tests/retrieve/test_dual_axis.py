@@ -101,3 +101,14 @@ def test_bad_options_are_one_line_config_errors(index: Index) -> None:
         get_method("saki", index, threshold=3)
     with pytest.raises(ConfigError, match="unknown saki option"):
         get_method("saki", index, linkz=2)
+
+
+def test_eval_spec_judge_none_means_no_judge(index: Index) -> None:
+    from ragsieve.evaluate.runner import parse_methods
+
+    (spec,) = parse_methods("saki[judge=none,reranker=bi-encoder]")
+    assert spec.options["judge"] is None  # how the spec parser reads "none"
+    m = get_method(spec.name, index, **spec.options)
+    assert m.config.judge == "none"
+    r = m.retrieve([QUESTION])[0]
+    assert r.trace["judge"] == "none" and r.context.chunks

@@ -335,6 +335,8 @@ def _saki_factory(
         )
     if index is None:
         raise ConfigError("the saki method needs an index")
+    if "judge" in options and options["judge"] is None:
+        options["judge"] = "none"  # method specs read "judge=none" as None
     cfg = SakiConfig(
         k=k,
         budget=budget,
