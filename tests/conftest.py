@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,3 +59,21 @@ def sentence_index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     idx.add_paths([CORPUS])
     return path
+
+
+@pytest.fixture(scope="module")
+def smollm2() -> Iterator[Any]:
+    """The default local LLM (SmolLM2 through llama.cpp) for method tests that need a real
+    model in the loop; skipped where its GGUF package is not installed."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    from ragsieve.errors import ConfigError
+    from ragsieve.llm import get_llm
+    from ragsieve.llm.local import smollm2_path
+
+    try:
+        smollm2_path()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    llm = get_llm("local", n_ctx=2048)
+    yield llm
+    llm.close()

@@ -384,21 +384,6 @@ def test_cli_ask_method_sage_json(tmp_path: Path, scripted: tuple[Script, str]) 
 
 
 # ----------------------------------------------------------------------------- real LLM
-@pytest.fixture(scope="module")
-def smollm2() -> Iterator[Any]:
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from ragsieve.llm import get_llm
-    from ragsieve.llm.local import smollm2_path
-
-    try:
-        smollm2_path()
-    except ConfigError as exc:
-        pytest.skip(str(exc))
-    llm = get_llm("local", n_ctx=2048)
-    yield llm
-    llm.close()
-
-
 def test_feedback_loop_with_the_local_llm(index: Index, smollm2: Any) -> None:
     m = SageMethod(index, SageConfig(min_k=3, g=0.0, max_rounds=2))
     ans = m.ask(QUESTION, smollm2, max_tokens=32)

@@ -98,7 +98,7 @@ def index(
         typer.Option(
             "--sentences",
             help="New index: also store sentences with Pareto vectors and SAKI links "
-            "(needed by --method pareto / saki; local engine only).",
+            "(needed by --method pareto / saki / full; local engine only).",
         ),
     ] = False,
     pareto_context: Annotated[
@@ -231,7 +231,7 @@ def search(
     method: Annotated[
         str | None,
         typer.Option(
-            help="Select with a method instead (sage, carrot, pareto, saki; "
+            help="Select with a method instead (sage, carrot, pareto, saki, full; "
             "'carrot[iterations=20]'): prints the context it would give the LLM."
         ),
     ] = None,
@@ -282,7 +282,7 @@ def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     index_dir: IndexOpt,
     method: Annotated[
-        str, typer.Option(help="Retrieval method: naive | sage (gradient cut + self-feedback).")
+        str, typer.Option(help="Method: naive, sage, carrot, pareto, saki, full (see docs).")
     ] = "naive",
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Chunks (top-k).")] = 10,
     budget: Annotated[
@@ -326,7 +326,7 @@ def explain(
     question: Annotated[str, typer.Argument(help="The question.")],
     index_dir: IndexOpt,
     method: Annotated[
-        str, typer.Option(help="A method, with options: sage, carrot, saki, 'sage[min_k=3]'.")
+        str, typer.Option(help="A method, with options: sage, carrot, saki, full, 'sage[min_k=3]'.")
     ] = "sage",
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Top-k where used.")] = 10,
     budget: Annotated[int | None, typer.Option(min=1, help="Token budget (a ceiling).")] = None,

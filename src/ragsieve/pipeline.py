@@ -651,7 +651,10 @@ def get_method(name: str, index: Index | None, **options: Any) -> Method:
 
 
 # CARROT (MCTS over ordered chunk combinations + configuration agent) registers itself.
-import ragsieve.carrot  # noqa: E402, F401
+import ragsieve.carrot  # noqa: E402
+
+# The combined method (every stage at sentence level) registers itself.
+import ragsieve.full  # noqa: E402, F401
 
 # Sentence-level methods register themselves (ParetoRAG, SAKI-RAG's Dual-Axis Retriever).
 from ragsieve.retrieve import dual_axis, pareto  # noqa: E402, F401

@@ -1,0 +1,193 @@
+"""Regenerate the published benchmark: every method on every built-in dataset, plus the
+component benchmarks (``make bench``; ``make bench-quick`` for a smaller pass).
+
+    .venv/bin/python benchmarks/bench_all.py [--quick] [--llm] [--only STEP[,STEP]] [--list]
+
+Steps run in order as subprocesses (one crash does not lose the others); each one's command,
+exit code and wall time go to ``benchmarks/results/bench_all.md``. The ``methods`` step runs
+``ragsieve eval`` for all methods on QASPER test, SQuAD dev, HotpotQA (IRCoT and AMOR sentence
+gold) and QuALITY and then this script merges their ``results.json`` into one table per
+dataset with per-stage latency, and one quality-vs-tokens plot per dataset
+(``benchmarks/results/all_methods_<dataset>.png``). ``--llm`` adds the answer metrics with the
+local SmolLM2 (slow: about 3 s per question and method on 2 cores).
+
+Measured run time on the 2-core machine: ``--quick`` about 45 minutes; the full pass about
+4 hours without ``--llm`` (the CARROT upper bound and the Ray index dominate). The "peers" are
+the ones that run offline here: Chonkie's SemanticChunker in the segmenter step (when
+``pip install chonkie`` has been run) and, for selection, the LlamaIndex/LangChain-style
+"dense top-k + cross-encoder rerank" pipeline, which is ``naive[reranker=ensemble,k=5]`` on the
+same embedder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+OUT = REPO / "bench-out" / "all"
+PY = sys.executable
+CLI = [str(Path(PY).parent / "ragsieve")]
+
+#: Every method, with the peer "top-k + rerank" pipeline as a naive variant.
+METHODS = "naive,naive[reranker=ensemble,k=5],sage[feedback=false],carrot,pareto,saki,full"
+#: dataset -> (questions in the full pass, in --quick)
+DATASETS = {
+    "qasper": (40, 10),
+    "squad": (100, 20),
+    "hotpotqa": (50, 10),
+    "hotpotqa-sent": (100, 30),
+    "quality": (10, 3),
+}
+
+
+def _methods_steps(quick: bool, llm: bool) -> list[tuple[str, list[str]]]:
+    steps = []
+    for ds, (full_n, quick_n) in DATASETS.items():
+        n = quick_n if quick else full_n
+        base = [*CLI, "eval", "--dataset", ds, "--methods", METHODS]
+        steps.append(
+            (
+                f"methods-{ds}",
+                [*base, "--limit", str(n), "--no-llm", "--out", str(OUT / f"{ds}-nollm")],
+            )
+        )
+        if llm:
+            # SmolLM2's 4,096-token window: every context is capped at 2,000 tokens.
+            llm_args = ["--limit", str(min(n, 10)), "--budget", "2000", "--max-tokens", "48"]
+            steps.append((f"llm-{ds}", [*base, *llm_args, "--out", str(OUT / f"{ds}-llm")]))
+    return steps
+
+
+def steps(quick: bool, llm: bool) -> list[tuple[str, list[str]]]:
+    b = REPO / "benchmarks"
+    out: list[tuple[str, list[str]]] = [
+        ("index", [PY, str(b / "bench_index.py")]),
+        ("reranker", [*CLI, "eval-reranker", "--n", "50" if quick else "100", "--seed", "0"]),
+        ("segmenter", [PY, str(b / "bench_segmenter.py"), "--papers", "5" if quick else "30"]),
+        *_methods_steps(quick, llm),
+        ("full-targets", [PY, str(b / "bench_full.py"), "targets"]),
+        ("full-ablation", [PY, str(b / "bench_full.py"), "ablation"]),
+    ]
+    if not quick:
+        out += [
+            ("sentence-links", [PY, str(b / "bench_sentence.py"), "links"]),
+            ("sentence-squad", [PY, str(b / "bench_sentence.py"), "squad"]),
+            ("carrot-upper", [PY, str(b / "bench_carrot.py"), "upper", "--out", str(RESULTS)]),
+            ("ray-index", [PY, str(b / "bench_ray_index.py"), "--passages", "2000"]),
+            ("server", [PY, str(b / "bench_server.py")]),
+        ]
+    return out
+
+
+def _stage_latency(m: dict[str, Any]) -> str:
+    lat = m.get("latency") or {}
+    parts = []
+    for stage, v in lat.items():
+        p50 = v.get("p50") if isinstance(v, dict) else v
+        if stage != "total" and isinstance(p50, int | float):
+            parts.append(f"{stage} {p50 * 1000:.0f}")
+    return ", ".join(parts) or "-"
+
+
+def merge_tables() -> list[str]:
+    """One table per dataset from the ``methods`` steps, and its quality-vs-tokens plot."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lines: list[str] = []
+    cols = ("context_tokens", "evidence_recall", "evidence_precision", "ie", "answer_recall")
+    for ds in DATASETS:
+        for kind in ("nollm", "llm"):
+            path = OUT / f"{ds}-{kind}" / "results.json"
+            if not path.exists():
+                continue
+            res = json.loads(path.read_text())
+            extra = ("f1", "rouge_l", "accuracy", "cost_efficiency") if kind == "llm" else ()
+            head = ["method", *cols, *extra, "p50 s/q", "p50 ms per stage"]
+            lines += [
+                f"### {ds}, {'local LLM' if kind == 'llm' else 'context only'} "
+                f"({res['n_questions']} questions)",
+                "",
+                "| " + " | ".join(head) + " |",
+                "|" + "---|" * len(head),
+            ]
+            fig, ax = plt.subplots(figsize=(5, 3.5))
+            for name, m in res["methods"].items():
+                cells = [name]
+                for c in (*cols, *extra):
+                    v = m.get(c)
+                    cells.append(
+                        "-" if v is None else (f"{v:.0f}" if c == "context_tokens" else f"{v:.3f}")
+                    )
+                cells.append(f"{m.get('latency_p50_total') or 0:.2f}")
+                cells.append(_stage_latency(m))
+                lines.append("| " + " | ".join(cells) + " |")
+                y = m.get("evidence_recall") if kind == "nollm" else m.get("f1")
+                if y is None:
+                    y = m.get("answer_recall") if kind == "nollm" else m.get("accuracy")
+                if y is not None:
+                    ax.scatter(m["context_tokens"], y)
+                    ax.annotate(name, (m["context_tokens"], y), fontsize=7)
+            ax.set_xlabel("context tokens")
+            ax.set_ylabel("evidence recall" if kind == "nollm" else "F1 / accuracy")
+            ax.set_title(f"{ds} ({kind})")
+            fig.tight_layout()
+            png = RESULTS / f"all_methods_{ds}_{kind}.png"
+            fig.savefig(png, dpi=110)
+            plt.close(fig)
+            lines += ["", f"![{ds} {kind}]({png.name})", ""]
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--llm", action="store_true", help="also answer with the local LLM")
+    ap.add_argument("--only", default=None, help="comma-separated step names (see --list)")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--merge-only", action="store_true", help="only rebuild the merged tables")
+    args = ap.parse_args()
+    todo = steps(args.quick, args.llm)
+    if args.list:
+        for name, cmd in todo:
+            print(f"{name}: {shlex.join(cmd)}")
+        return
+    if args.only:
+        wanted = set(args.only.split(","))
+        todo = [s for s in todo if s[0] in wanted]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    log = [
+        "# bench_all run",
+        "",
+        f"`{shlex.join(['benchmarks/bench_all.py', *sys.argv[1:]])}`",
+        "",
+        "| step | exit | seconds | command |",
+        "|---|---|---|---|",
+    ]
+    t_all = time.perf_counter()
+    if not args.merge_only:
+        for name, cmd in todo:
+            print(f"== {name}: {shlex.join(cmd)}", flush=True)
+            t0 = time.perf_counter()
+            rc = subprocess.call(cmd, cwd=REPO)
+            dt = time.perf_counter() - t0
+            log.append(f"| {name} | {rc} | {dt:.0f} | `{shlex.join(cmd)}` |")
+            print(f"== {name}: exit {rc} in {dt:.0f} s", flush=True)
+    log += ["", f"Total {time.perf_counter() - t_all:.0f} s.", "", "## All methods", ""]
+    log += merge_tables()
+    (RESULTS / "bench_all.md").write_text("\n".join(log) + "\n")
+    print(f"wrote {RESULTS / 'bench_all.md'} ({time.perf_counter() - t_all:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,416 @@
+"""The ``full`` method: every ragsieve stage composed at sentence level (``--method full``).
+
+No single paper combines SAGE, CARROT, SAKI-RAG and ParetoRAG; this module does, one stage per
+step, each switchable so that the ablation (``benchmarks/bench_full.py``) can remove it:
+
+1. **Candidates** (ParetoRAG + hybrid retrieval). The question's top ``N`` sentences by
+   ParetoRAG's sentence-context vectors (``alpha`` from the index, 0.8 by default; ``pareto=false``
+   scores the plain sentence vectors, alpha = 1), joined by every sentence of the top ``chunks``
+   chunks of the chunk-level retriever (``hybrid``: dense + BM25 by RRF), which brings in
+   exact-term matches that a sentence vector misses. The index's chunker is the SAGE segmenter
+   when built with ``--chunker sage``; Pareto's passage is then the SAGE segment.
+2. **Reranker** (the shipped ``ensemble`` by default). A sentence is scored as
+   ``"title: sentence"`` when its document has a title (``title=false`` drops it): a sentence
+   alone often names its subject only by a pronoun ("He was born in ..."), which the title
+   restores at the cost of a few tokens the LLM never sees.
+3. **SAKI expansion**. The ``expand`` best-scored sentences bring in their ``links``
+   attention-linked sentences (SentenceAttnLinker links stored in the index), which are scored
+   by the same reranker; the reranker is the relevance judge (SAKI's cross-encoder judge with
+   the gradient cut as its threshold), so a linked sentence enters the context only on merit.
+4. **Gradient cut** (SAGE). Sorted scores, at least ``min_k`` sentences, extended while a score
+   has not dropped by more than ``g`` from its predecessor; ``budget`` is a ceiling, never a
+   quota. ``selection=top-k`` keeps exactly ``min_k`` (the "no cut" ablation).
+5. **Order**. ``source`` (default) groups the chosen sentences per document, best document
+   first, in source order (sentences read as text). ``mcts`` runs CARROT's MCTS over the top
+   ``mcts_n`` chosen sentences under the budget and hands the LLM its best ordered path.
+6. **Feedback** (SAGE). With an LLM, the answer is judged and the cut re-run with more or
+   fewer sentences, exactly as ``sage`` does (this class reuses its loop).
+
+Defaults (``min_k``, ``chunks``, ``expand``, ``order``) were chosen by the ablation in
+BENCHMARKS.md, not by any paper: ``min_k`` counts sentences here, not SAGE's chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragsieve.errors import ConfigError
+from ragsieve.pipeline import (
+    Retrieval,
+    SageConfig,
+    SageMethod,
+    _check_questions,
+    _scored_trace,
+    _selection_trace,
+    register_method,
+)
+from ragsieve.rerank import get_reranker
+from ragsieve.rerank.base import DEFAULT_RERANKER
+from ragsieve.retrieve import get_retriever
+from ragsieve.retrieve.base import DocFilter
+from ragsieve.retrieve.pareto import (
+    ParetoConfig,
+    ParetoMethod,
+    group_in_source_order,
+    row_sentence_chunk,
+)
+from ragsieve.select.base import Selection, Selector, make_context
+from ragsieve.select.benefit import BenefitScorer
+from ragsieve.select.mcts import DEFAULT_BUDGET, DEFAULT_CANDIDATES, MCTSConfig, mcts_search
+from ragsieve.select.mcts import search_trace as mcts_trace
+from ragsieve.types import Scored
+
+if TYPE_CHECKING:
+    from ragsieve.index import Index
+
+ORDERS = ("source", "mcts")
+UNITS = ("sentence", "passage")
+
+
+@dataclass
+class FullConfig(SageConfig):
+    """Options of ``full``; SAGE's fields keep their meaning (``N``, ``g``, ``fs``, feedback).
+
+    ``N`` counts Pareto sentence candidates and ``min_k`` sentences (SAGE's 7 are chunks).
+    """
+
+    N: int = 30
+    min_k: int = 1
+    retriever: str = "hybrid"
+    reranker: str = DEFAULT_RERANKER
+    #: False: plain sentence vectors (alpha = 1), the "without Pareto" ablation.
+    pareto: bool = True
+    #: Chunk hits of ``retriever`` whose sentences join the candidates (0: none).
+    chunks: int = 3
+    #: Best-scored sentences expanded with their linked sentences (0: no SAKI expansion).
+    expand: int = 0
+    #: Linked sentences taken per expanded sentence.
+    links: int = 3
+    #: Prefix a sentence with its document title for the reranker.
+    title: bool = True
+    order: str = "source"
+    #: Sentences the MCTS orders (``order=mcts``).
+    mcts_n: int = DEFAULT_CANDIDATES
+    #: Relative floor: candidates scoring below ``floor`` x the best score are never selected
+    #: (0: off). Calibrated probabilities decay smoothly, so SAGE's relative-drop rule alone
+    #: can run long on a flat tail.
+    floor: float = 0.3
+    #: ``sentence``: the cut sentences are the context; ``passage``: each brings its whole
+    #: passage (small-to-big), for corpora whose evidence is a paragraph.
+    unit: str = "sentence"
+    #: 2: a second reranker pass scores the other documents' sentences against the question
+    #: joined with the best sentence (a bridge hop for multi-hop questions); a sentence keeps
+    #: the better of its two scores.
+    hops: int = 2
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("chunks", "expand", "links"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ConfigError(f"{name} must be an integer >= 0, got {v!r}")
+        if not isinstance(self.mcts_n, int) or self.mcts_n < 1:
+            raise ConfigError(f"mcts_n must be a positive integer, got {self.mcts_n!r}")
+        for name in ("pareto", "title"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if not isinstance(self.floor, int | float) or not 0.0 <= self.floor < 1.0:
+            raise ConfigError(f"floor must be in [0, 1), got {self.floor!r}")
+        if self.hops not in (1, 2):
+            raise ConfigError(f"hops must be 1 or 2, got {self.hops!r}")
+        if self.unit not in UNITS:
+            raise ConfigError(f"unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
+        if self.order not in ORDERS:
+            raise ConfigError(f"order must be one of {', '.join(ORDERS)}, got {self.order!r}")
+
+
+class _Grouped:
+    """A selector whose chosen sentences are handed on grouped per document, source order;
+    candidates under ``floor`` x the best score are dropped first, and ``widen`` (the
+    ``unit=passage`` step) may replace each chosen sentence by its passage."""
+
+    def __init__(
+        self,
+        inner: Selector,
+        floor: float = 0.0,
+        widen: Callable[[list[Scored]], tuple[list[Scored], dict[str, Any]]] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.floor = floor
+        self.widen = widen
+        self.name = getattr(inner, "name", "selector")
+
+    def select(self, query: str, ranked: list[Scored]) -> Selection:
+        dropped = 0
+        if self.floor > 0 and ranked:
+            top = max(s.score for s in ranked)
+            kept = [s for s in ranked if s.score >= self.floor * top]
+            dropped = len(ranked) - len(kept)
+            ranked = kept
+        sel = self.inner.select(query, ranked)
+        chosen = list(sel.context.chunks)
+        trace = {**sel.trace, "order": "document, source"}
+        if self.widen is not None:
+            chosen, trace["passages"] = self.widen(chosen)
+        grouped = group_in_source_order(chosen)
+        if self.floor > 0:
+            trace["floor"] = {"floor": self.floor, "dropped": dropped}
+        return Selection(make_context(grouped), trace)
+
+
+def _key(s: Scored) -> tuple[str, int]:
+    return (s.chunk.doc_id, s.chunk.index)
+
+
+class FullMethod(SageMethod):
+    """Pareto + hybrid candidates -> reranker -> SAKI expansion -> gradient cut -> order
+    (-> SAGE feedback with an LLM). See the module docstring."""
+
+    name = "full"
+    needs_sentences = True
+
+    def __init__(self, index: Index, config: FullConfig | None = None) -> None:
+        self.index = index
+        self.config: FullConfig = config or FullConfig()
+        c = self.config
+        alpha = None if c.pareto else 1.0
+        self.pareto = ParetoMethod(index, ParetoConfig(k=c.N, alpha=alpha, depth=max(200, c.N)))
+        self.retriever = get_retriever(c.retriever, index) if c.chunks else None
+        self.reranker = get_reranker(c.reranker, index.config.embedder)
+
+    def selector(self, min_k: int, max_k: int | None = None) -> Selector:
+        widen = self._passages if self.config.unit == "passage" else None
+        return _Grouped(super().selector(min_k, max_k), self.config.floor, widen)
+
+    def _passages(self, chosen: list[Scored]) -> tuple[list[Scored], dict[str, Any]]:
+        """Small-to-big: each chosen sentence (best first) brings its whole passage (the
+        paragraph or SAGE segment the Pareto context came from) while the budget allows;
+        otherwise it stays alone. Every sentence of a passage carries the best score that
+        brought it."""
+        budget = self.config.budget
+        docs = sorted({s.chunk.doc_id for s in chosen})
+        rows: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        for r in self.index.sentence_rows(docs).to_pylist():
+            rows.setdefault((r["doc_id"], int(r["passage"])), []).append(r)
+        of = {(r["doc_id"], int(r["idx"])): key for key, rs in rows.items() for r in rs}
+        out: dict[tuple[str, int], Scored] = {}
+        used = widened = 0
+        for s in sorted(chosen, key=lambda x: -x.score):
+            if _key(s) in out:
+                continue
+            members = rows.get(of.get(_key(s), ("", -1)), [])
+            new = [r for r in members if (r["doc_id"], int(r["idx"])) not in out]
+            cost = sum(int(r["n_tokens"]) for r in new)
+            if new and (budget is None or used + cost <= budget):
+                for r in new:
+                    out[(r["doc_id"], int(r["idx"]))] = Scored(
+                        row_sentence_chunk(r), s.score, {"passage_of": float(s.chunk.index)}
+                    )
+                used += cost
+                widened += 1
+            elif budget is None or used + s.chunk.n_tokens <= budget:
+                out[_key(s)] = s
+                used += s.chunk.n_tokens
+        return list(out.values()), {"widened": widened, "sentences": len(out)}
+
+    def _text(self, s: Scored) -> str:
+        title = s.chunk.title.strip()
+        if self.config.title and title:
+            return f"{title}: {s.chunk.text.strip()}"
+        return s.chunk.text
+
+    def _score(self, q: str, cands: list[Scored]) -> list[Scored]:
+        """Reranker scores; ``scores`` keeps where a sentence came from (``pareto``: its Pareto
+        score, ``chunk``: its chunk hit's score, ``link``: the link weight)."""
+        if not cands:
+            return []
+        scores = self.reranker.score(q, [self._text(s) for s in cands])
+        return [
+            replace(s, score=float(v), scores={**s.scores, "rerank": float(v)})
+            for s, v in zip(cands, scores, strict=True)
+        ]
+
+    def retrieve(self, questions: list[str], doc_ids: DocFilter = None) -> list[Retrieval]:
+        _check_questions(questions)
+        c = self.config
+        t0 = time.perf_counter()
+        qv = self.index.embedder.embed(questions)
+        ranked = self.pareto.rank(qv, doc_ids)
+        t_pareto = (time.perf_counter() - t0) / max(1, len(questions))
+        t0 = time.perf_counter()
+        hits = (
+            self.retriever.retrieve(questions, c.chunks, doc_ids)
+            if self.retriever is not None
+            else [[] for _ in questions]
+        )
+        docs = {s.chunk.doc_id for h in hits for s in h}
+        docs |= {s.chunk.doc_id for r in ranked for s in r[: c.N]}
+        rows = self.index.sentence_rows(sorted(docs)).to_pylist()
+        by_doc: dict[str, dict[int, dict[str, Any]]] = {}
+        for row in rows:
+            by_doc.setdefault(row["doc_id"], {})[int(row["idx"])] = row
+        t_chunks = (time.perf_counter() - t0) / max(1, len(questions))
+        return [
+            self._one(q, r[: c.N], h, by_doc, {"retrieve": t_pareto, "chunks": t_chunks})
+            for q, r, h in zip(questions, ranked, hits, strict=True)
+        ]
+
+    def _one(
+        self,
+        q: str,
+        pareto_hits: list[Scored],
+        chunk_hits: list[Scored],
+        by_doc: dict[str, dict[int, dict[str, Any]]],
+        t: dict[str, float],
+    ) -> Retrieval:
+        c = self.config
+        pool: dict[tuple[str, int], Scored] = {}
+        for s in pareto_hits:
+            pool[_key(s)] = s
+        from_chunks = 0
+        for h in chunk_hits:
+            sents = by_doc.get(h.chunk.doc_id, {})
+            for i in range(h.chunk.sent_start, h.chunk.sent_end):
+                if i in sents and (h.chunk.doc_id, i) not in pool:
+                    pool[(h.chunk.doc_id, i)] = Scored(
+                        row_sentence_chunk(sents[i]), h.score, {"chunk": h.score}
+                    )
+                    from_chunks += 1
+
+        t0 = time.perf_counter()
+        scored = self._score(q, list(pool.values()))
+        scored.sort(key=lambda s: -s.score)
+        bridge = None
+        if c.hops == 2 and scored:
+            bridge = scored[0]
+            scored = self._bridge(q, scored)
+        t["rerank"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        have = {_key(s) for s in scored}
+        linked: list[Scored] = []
+        for s in scored[: c.expand]:
+            row = by_doc.get(s.chunk.doc_id, {}).get(s.chunk.index)
+            if row is None:
+                continue
+            pairs = list(zip(row.get("link_idx") or [], row.get("link_w") or [], strict=True))
+            pairs.sort(key=lambda p: -float(p[1]))
+            for j, w in pairs[: c.links]:
+                target = by_doc[s.chunk.doc_id].get(int(j))
+                key = (s.chunk.doc_id, int(j))
+                if target is None or key in have:
+                    continue
+                have.add(key)
+                linked.append(
+                    Scored(
+                        row_sentence_chunk(target),
+                        0.0,
+                        {"link": float(w), "linked_from": s.chunk.index},
+                    )
+                )
+        linked = self._score(q, linked)
+        cands = sorted(scored + linked, key=lambda s: -s.score)
+        t["expand"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        sel = self.selector(c.min_k).select(q, cands)
+        if c.order == "mcts" and sel.context.chunks:
+            sel = self._mcts_order(q, sel)
+        t["select"] = time.perf_counter() - t0
+        trace = {
+            "method": self.name,
+            "alpha": 1.0 if not c.pareto else self.pareto.alpha,
+            "retriever": c.retriever if c.chunks else None,
+            "reranker": c.reranker,
+            "pool": {
+                "pareto": len(pareto_hits),
+                "from_chunks": from_chunks,
+                "linked": len(linked),
+            },
+            "bridge": bridge.chunk.id if bridge is not None else None,
+            "candidates": _scored_trace(cands),
+            **_selection_trace(sel),
+        }
+        return Retrieval(q, sel.context, cands, trace, t)
+
+    def _bridge(self, q: str, scored: list[Scored]) -> list[Scored]:
+        """Second hop: re-score the candidates against ``q`` + the best sentence; sentences of
+        other documents keep the better of their two scores (``hop`` records the second).
+
+        Every candidate but the bridge itself is in the second call, not only the other
+        documents' sentences: the ensemble's BM25 and cosine features are relative to the best
+        text of a call, and a call made of other documents alone would crown its best (however
+        unrelated) with full relative features.
+        """
+        best = scored[0]
+        rest = scored[1:]
+        if not any(s.chunk.doc_id != best.chunk.doc_id for s in rest):
+            return scored
+        q2 = f"{q} {best.chunk.text.strip()}"
+        hop = self.reranker.score(q2, [self._text(s) for s in rest])
+        out = [best]
+        for s, h in zip(rest, hop, strict=True):
+            if s.chunk.doc_id != best.chunk.doc_id:
+                s = replace(s, score=max(s.score, float(h)), scores={**s.scores, "hop": float(h)})
+            out.append(s)
+        return sorted(out, key=lambda s: -s.score)
+
+    def _mcts_order(self, q: str, sel: Selection) -> Selection:
+        """CARROT's MCTS over the best ``mcts_n`` chosen sentences: its best ordered path."""
+        c = self.config
+        top = sorted(sel.context.chunks, key=lambda s: -s.score)[: c.mcts_n]
+        scorer = BenefitScorer(self.reranker, q, [self._text(s) for s in top])
+        costs = [s.chunk.n_tokens for s in top]
+        budget = c.budget or max(DEFAULT_BUDGET, int(np.sum(costs)))
+        result = mcts_search(scorer, costs, MCTSConfig(budget=budget))
+        chosen = [top[i] for i in result.best]
+        trace = {
+            **sel.trace,
+            "order": "mcts",
+            "mcts": mcts_trace(result, [s.chunk.id for s in top]),
+        }
+        return Selection(make_context(chosen), trace)
+
+
+#: Spellings accepted for ``N`` in ``full[...]`` specs.
+_ALIASES = {"n": "N", "candidates": "N"}
+
+
+def _full_factory(
+    index: Index,
+    *,
+    k: int | None = None,
+    budget: int | None = None,
+    retriever: str | None = None,
+    reranker: str | None = None,
+    **options: Any,
+) -> FullMethod:
+    """``full[min_k=2,chunks=3,expand=3,order=source]``; ``k`` is ignored (the cut sizes the
+    context), ``budget`` is a ceiling, ``retriever`` picks the chunk-level retriever (hybrid
+    unless given) and ``reranker`` the scorer (the shipped ensemble unless given)."""
+    del k
+    opts = {_ALIASES.get(key, key): value for key, value in options.items()}
+    allowed = {f.name for f in fields(FullConfig)} - {"budget", "retriever", "reranker"}
+    unknown = sorted(set(opts) - allowed)
+    if unknown:
+        raise ConfigError(
+            f"unknown full option(s) {', '.join(unknown)}: use {', '.join(sorted(allowed))}"
+        )
+    if index is None:
+        raise ConfigError("the full method needs an index")
+    cfg = FullConfig(
+        budget=budget,
+        retriever=retriever if retriever and retriever != "dense" else "hybrid",
+        reranker=reranker or DEFAULT_RERANKER,
+        **opts,
+    )
+    return FullMethod(index, cfg)
+
+
+_full_factory.needs_sentences = True  # type: ignore[attr-defined]
+register_method("full")(_full_factory)
