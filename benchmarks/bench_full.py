@@ -27,7 +27,7 @@ ABLATION = {
     "full": "full",
     "- pareto (alpha = 1)": "full[pareto=false]",
     "- hybrid chunk sentences": "full[chunks=0]",
-    "- SAKI expansion": "full[expand=0]",
+    "+ SAKI expansion (3 sentences x 3 links)": "full[expand=3]",
     "- ensemble reranker (bi-encoder)": "full[reranker=bi-encoder]",
     "- adaptive cut (fixed top 3, no floor)": "full[selection=top-k,min_k=3,floor=0]",
     "- floor (SAGE's cut alone)": "full[floor=0]",
