@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -31,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+#: The published tables. ``--quick`` writes to ``bench-out/quick/results`` instead, so a small
+#: pass (a smoke test of the whole chain) never overwrites them.
 RESULTS = REPO / "benchmarks" / "results"
 OUT = REPO / "bench-out" / "all"
 PY = sys.executable
@@ -73,8 +76,16 @@ def steps(quick: bool, llm: bool) -> list[tuple[str, list[str]]]:
         ("reranker", [*CLI, "eval-reranker", "--n", "50" if quick else "100", "--seed", "0"]),
         ("segmenter", [PY, str(b / "bench_segmenter.py"), "--papers", "5" if quick else "30"]),
         *_methods_steps(quick, llm),
-        ("full-targets", [PY, str(b / "bench_full.py"), "targets"]),
-        ("full-ablation", [PY, str(b / "bench_full.py"), "ablation"]),
+        (
+            "full-targets",
+            [PY, str(b / "bench_full.py"), "targets"]
+            + (["--limit", "5", "--hotpot-limit", "20"] if quick else []),
+        ),
+        (
+            "full-ablation",
+            [PY, str(b / "bench_full.py"), "ablation"]
+            + (["--limit", "5", "--hotpot-limit", "10"] if quick else []),
+        ),
     ]
     if not quick:
         out += [
@@ -157,6 +168,11 @@ def main() -> None:
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--merge-only", action="store_true", help="only rebuild the merged tables")
     args = ap.parse_args()
+    global RESULTS, OUT
+    if args.quick:
+        OUT = REPO / "bench-out" / "quick"
+        RESULTS = OUT / "results"
+        os.environ["RAGSIEVE_BENCH_RESULTS"] = str(RESULTS)
     todo = steps(args.quick, args.llm)
     if args.list:
         for name, cmd in todo:
