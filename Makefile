@@ -35,7 +35,8 @@ test-fast: setup
 	$(PY) -m pytest -q -m 'not integration'
 
 # Regenerates every benchmark table and plot into benchmarks/results (hours on 2 cores; the
-# script prints each step's time; see BENCHMARKS.md). bench-quick: smaller sizes (~45 min).
+# script prints each step's time; see BENCHMARKS.md). bench-quick: smaller sizes, into
+# bench-out/quick (32 min measured).
 bench: setup
 	$(PY) benchmarks/bench_all.py
 

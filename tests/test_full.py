@@ -97,7 +97,9 @@ def test_ablation_switches(index: Index) -> None:
 
 def test_passage_unit_widens_each_sentence_to_its_passage(index: Index) -> None:
     sent = get_method("full", index, expand=0).retrieve([QUESTION])[0]
-    wide = get_method("full", index, expand=0, unit="passage").retrieve([QUESTION])[0]
+    wide = get_method("full", index, expand=0, unit="passage", passage_cut=False).retrieve(
+        [QUESTION]
+    )[0]
     rows = {
         (r["doc_id"], r["idx"]): r
         for r in index.sentence_rows(
@@ -113,6 +115,35 @@ def test_passage_unit_widens_each_sentence_to_its_passage(index: Index) -> None:
     _check_context(wide)
     capped = get_method("full", index, unit="passage", budget=60).retrieve([QUESTION])[0]
     assert 0 < capped.context.n_tokens <= 60
+
+
+def _passage_rows(index: Index, docs: set[str]) -> dict[tuple[str, int], int]:
+    return {
+        (r["doc_id"], int(r["idx"])): int(r["passage"])
+        for r in index.sentence_rows(sorted(docs)).to_pylist()
+    }
+
+
+def test_passage_cut_counts_passages_not_sentences(index: Index) -> None:
+    r = get_method("full", index, unit="passage", min_k=2, floor=0.0).retrieve([QUESTION])[0]
+    cut = r.trace["selection"]["passage_cut"]
+    assert 1 <= cut["passages"] <= cut["sentences"]
+    docs = {s.chunk.doc_id for s in r.candidates}
+    of = _passage_rows(index, docs)
+    chosen = {(s.chunk.doc_id, of[(s.chunk.doc_id, s.chunk.index)]) for s in r.context.chunks}
+    assert len(chosen) >= 2  # min_k = 2 counts passages
+    for doc, p in chosen:  # every chosen passage is whole (no budget)
+        members = {k for k, v in of.items() if k[0] == doc and v == p}
+        assert members <= {(s.chunk.doc_id, s.chunk.index) for s in r.context.chunks}
+    best = max(r.candidates, key=lambda s: s.score)
+    assert (best.chunk.doc_id, of[(best.chunk.doc_id, best.chunk.index)]) in chosen
+    # The floor applies to the passages' best sentences.
+    tight = get_method("full", index, unit="passage", floor=0.9).retrieve([QUESTION])[0]
+    top = max(s.score for s in tight.candidates)
+    assert all(s.score >= 0.9 * top for s in tight.context.chunks)
+    _check_context(tight)
+    with pytest.raises(ConfigError, match="passage_cut"):
+        FullConfig(passage_cut="yes")  # type: ignore[arg-type]
 
 
 def test_floor_and_bridge_hop(index: Index) -> None:

@@ -107,6 +107,10 @@ class FullConfig(SageConfig):
     #: joined with the best sentence (a bridge hop for multi-hop questions); a sentence keeps
     #: the better of its two scores.
     hops: int = 2
+    #: With ``unit=passage``: True runs the floor and the gradient cut over passages (each
+    #: represented by its best sentence), as SAGE cuts over chunks; False cuts over sentences
+    #: and then widens every chosen one, so five good sentences in five passages bring five.
+    passage_cut: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -116,7 +120,7 @@ class FullConfig(SageConfig):
                 raise ConfigError(f"{name} must be an integer >= 0, got {v!r}")
         if not isinstance(self.mcts_n, int) or self.mcts_n < 1:
             raise ConfigError(f"mcts_n must be a positive integer, got {self.mcts_n!r}")
-        for name in ("pareto", "title"):
+        for name in ("pareto", "title", "passage_cut"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.floor, int | float) or not 0.0 <= self.floor < 1.0:
@@ -139,14 +143,19 @@ class _Grouped:
         inner: Selector,
         floor: float = 0.0,
         widen: Callable[[list[Scored]], tuple[list[Scored], dict[str, Any]]] | None = None,
+        collapse: Callable[[list[Scored]], list[Scored]] | None = None,
     ) -> None:
         self.inner = inner
         self.floor = floor
         self.widen = widen
+        self.collapse = collapse
         self.name = getattr(inner, "name", "selector")
 
     def select(self, query: str, ranked: list[Scored]) -> Selection:
         dropped = 0
+        n_ranked = len(ranked)
+        if self.collapse is not None:
+            ranked = self.collapse(ranked)
         if self.floor > 0 and ranked:
             top = max(s.score for s in ranked)
             kept = [s for s in ranked if s.score >= self.floor * top]
@@ -155,6 +164,8 @@ class _Grouped:
         sel = self.inner.select(query, ranked)
         chosen = list(sel.context.chunks)
         trace = {**sel.trace, "order": "document, source"}
+        if self.collapse is not None:
+            trace["passage_cut"] = {"sentences": n_ranked, "passages": len(ranked) + dropped}
         if self.widen is not None:
             chosen, trace["passages"] = self.widen(chosen)
         grouped = group_in_source_order(chosen)
@@ -184,8 +195,34 @@ class FullMethod(SageMethod):
         self.reranker = get_reranker(c.reranker, index.config.embedder)
 
     def selector(self, min_k: int, max_k: int | None = None) -> Selector:
-        widen = self._passages if self.config.unit == "passage" else None
-        return _Grouped(super().selector(min_k, max_k), self.config.floor, widen)
+        passage = self.config.unit == "passage"
+        widen = self._passages if passage else None
+        collapse = self._best_per_passage if passage and self.config.passage_cut else None
+        return _Grouped(super().selector(min_k, max_k), self.config.floor, widen, collapse)
+
+    def _passage_of(self, sents: list[Scored]) -> dict[tuple[str, int], tuple[str, int]]:
+        """(doc_id, sentence index) -> (doc_id, passage number), from the sentence table."""
+        docs = sorted({s.chunk.doc_id for s in sents})
+        return {
+            (r["doc_id"], int(r["idx"])): (r["doc_id"], int(r["passage"]))
+            for r in self.index.sentence_rows(docs).select(["doc_id", "idx", "passage"]).to_pylist()
+        }
+
+    def _best_per_passage(self, ranked: list[Scored]) -> list[Scored]:
+        """Each passage's best sentence, best first: the units the cut then runs over, so that
+        ``min_k`` and the gradient count passages. Why: after widening, a passage is what the
+        context pays for, and sentences of one passage are not separate evidence."""
+        if not ranked:
+            return []
+        of = self._passage_of(ranked)
+        seen: set[tuple[str, int]] = set()
+        out = []
+        for s in sorted(ranked, key=lambda x: -x.score):
+            key = of.get(_key(s), (f"{s.chunk.doc_id}\0sentence", s.chunk.index))
+            if key not in seen:
+                seen.add(key)
+                out.append(s)
+        return out
 
     def _passages(self, chosen: list[Scored]) -> tuple[list[Scored], dict[str, Any]]:
         """Small-to-big: each chosen sentence (best first) brings its whole passage (the
