@@ -9,16 +9,16 @@ exit code and wall time go to ``benchmarks/results/bench_all.md``. The ``methods
 gold) and QuALITY and then this script merges their ``results.json`` into one table per
 dataset with per-stage latency, and one quality-vs-tokens plot per dataset
 (``benchmarks/results/all_methods_<dataset>.png``). ``--llm`` adds the answer metrics with the
-local SmolLM2 (slow: about 3 s per question and method on 2 cores).
+local SmolLM2 (slow: the quick pass's SQuAD step, 10 questions x 7 methods with contexts up to
+2,000 tokens, took 18 minutes on 2 cores).
 
 Run time on the 2-core machine: ``--quick`` measured at 32 minutes without ``--llm`` (all steps
 exit 0; HotpotQA evaluation indexes cached); the full pass is estimated at about 4 hours without
 ``--llm`` from its steps' individual runs (the CARROT upper bound and the Ray index dominate).
 The "peers" are the ones that run offline here: Chonkie's SemanticChunker in the segmenter
-step (when
-``pip install chonkie`` has been run) and, for selection, the LlamaIndex/LangChain-style
-"dense top-k + cross-encoder rerank" pipeline, which is ``naive[reranker=ensemble,k=5]`` on the
-same embedder.
+step (when ``pip install chonkie`` has been run) and, for selection, the LlamaIndex/LangChain-
+style "dense top-k + cross-encoder rerank" pipeline, which is ``naive[reranker=ensemble,k=5]``
+on the same embedder.
 """
 
 from __future__ import annotations
