@@ -2,6 +2,9 @@
 
     .venv/bin/python benchmarks/bench_full.py targets    # (a), (b), (c) of the full-method issue
     .venv/bin/python benchmarks/bench_full.py ablation   # remove one stage at a time, 3 datasets
+    .venv/bin/python benchmarks/bench_full.py ceiling    # best any cut over the reranking can do
+    .venv/bin/python benchmarks/bench_full.py cutrules   # score-based cut rules vs that ceiling
+    .venv/bin/python benchmarks/bench_full.py pooledrules  # the same for target (b)
 
 All runs are ``--no-llm`` (context metrics) through the evaluation harness, so every number is
 what ``ragsieve eval`` prints for the same spec. Each writes ``benchmarks/results/full_<name>.json``
@@ -178,19 +181,373 @@ def ablation(
     _save(f"ablation{'' if budget is None else f'_b{budget}'}", out, lines)
 
 
+def _oracle_cut(
+    tokens: list[list[int]], recall: list[list[float]], cap: float
+) -> tuple[float, float]:
+    """The best mean recall any per-question cut depth reaches at mean tokens <= ``cap``.
+
+    Per question the cut keeps a prefix (at least one unit) of the ranking. Maximising mean
+    recall under a mean-token ceiling is a multiple-choice knapsack; its Lagrangian relaxation
+    (per question, the prefix maximising recall - lam * tokens, lam swept) gives the convex
+    frontier, attainable and within one prefix step per question of the exact optimum.
+    Returns (mean tokens, mean recall) of the best frontier point under ``cap``."""
+    import numpy as np
+
+    best = (float(np.mean([t[0] for t in tokens])), float(np.mean([r[0] for r in recall])))
+    for lam in np.concatenate([[0.0], np.logspace(-6, 0, 400)]):
+        pick = [
+            int(np.argmax(np.asarray(r) - lam * np.asarray(t)))
+            for t, r in zip(tokens, recall, strict=True)
+        ]
+        mt = float(np.mean([t[i] for t, i in zip(tokens, pick, strict=True)]))
+        mr = float(np.mean([r[i] for r, i in zip(recall, pick, strict=True)]))
+        if mt <= cap and mr > best[1]:
+            best = (mt, mr)
+    return best
+
+
+def ceiling(limit: int | None, hotpot_limit: int | None, depth: int, share: float) -> None:
+    """How close any cut rule over the shipped reranker's passage ranking can come to target
+    (c): per question, the ensemble ranks naive's top ``depth`` passages, and a hindsight
+    oracle picks each question's cut depth to maximise mean evidence recall at ``share`` of
+    naive k = 10's mean tokens. If that ceiling is below 95% of naive's recall, no cut rule
+    (gradient, floor, feedback) over this ranking can meet the target; only a better ranking
+    can. Also the fixed depths 1..5 for scale."""
+    from ragsieve.evaluate.metrics import context_tokens, evidence_recall
+    from ragsieve.evaluate.runner import (
+        EvalConfig,
+        _question_filter,
+        eval_index,
+        parse_methods,
+        select_dataset,
+    )
+    from ragsieve.pipeline import get_method
+
+    lines = [
+        f"Cut-depth ceiling over the ensemble's passage ranking (top {depth}), against naive "
+        f"k = 10; a hindsight oracle picks each question's depth at <= {share:.0%} of naive's "
+        "tokens.",
+        "",
+        "| dataset | naive k=10 tokens | naive recall | 95% of it | oracle cut: tokens | "
+        "oracle cut: recall | x naive | fixed depth 1 / 2 / 3 / 4 / 5: recall (tokens x naive) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    out: dict[str, Any] = {"depth": depth, "share": share}
+    t0 = time.perf_counter()
+    for ds in EVIDENCE_SETS:
+        lim = hotpot_limit if ds == "hotpotqa-sent" else limit
+        data = select_dataset(ds, None, None, lim, False)
+        cfg = EvalConfig(methods=parse_methods("naive"), no_llm=True, k=10)
+        index, _ = eval_index(data, cfg)
+        qs = [q for q in data.questions if q.evidence]
+        texts = [q.question for q in qs]
+        filters = [_question_filter(data, q) for q in qs]
+        naive = get_method("naive", index, k=10, budget=None, retriever="dense", reranker=None)
+        ranked = get_method(
+            "naive", index, k=depth, budget=None, retriever="dense", reranker="ensemble"
+        )
+        n_tok, n_rec, toks, recs = [], [], [], []
+        for s in range(0, len(qs), 32):
+            sl = slice(s, s + 32)
+            for q, a, b in zip(
+                qs[sl],
+                naive.retrieve(texts[sl], filters[sl]),
+                ranked.retrieve(texts[sl], filters[sl]),
+                strict=True,
+            ):
+                ctx = [c.chunk.text for c in a.context.chunks]
+                n_tok.append(context_tokens(ctx))
+                n_rec.append(evidence_recall(ctx, q.evidence) or 0.0)
+                rk = [c.chunk.text for c in b.context.chunks]
+                toks.append([context_tokens(rk[: i + 1]) for i in range(len(rk))])
+                recs.append(
+                    [evidence_recall(rk[: i + 1], q.evidence) or 0.0 for i in range(len(rk))]
+                )
+        nt, nr = sum(n_tok) / len(n_tok), sum(n_rec) / len(n_rec)
+        ot, orc = _oracle_cut(toks, recs, share * nt)
+        fixed = []
+        for d in range(1, 6):
+            ft = sum(t[min(d, len(t)) - 1] for t in toks) / len(toks)
+            fr = sum(r[min(d, len(r)) - 1] for r in recs) / len(recs)
+            fixed.append(f"{fr:.3f} ({ft / nt:.2f})")
+        lines.append(
+            f"| {ds} ({len(qs)} q) | {nt:.0f} | {nr:.3f} | {0.95 * nr:.3f} | {ot:.0f} "
+            f"({ot / nt:.2f}) | {orc:.3f} | {orc / nr:.2f} | {' / '.join(fixed)} |"
+        )
+        out[ds] = {
+            "naive_tokens": nt,
+            "naive_recall": nr,
+            "oracle_tokens": ot,
+            "oracle_recall": orc,
+        }
+        print(lines[-1], file=sys.stderr, flush=True)
+    lines += ["", f"Wall time {time.perf_counter() - t0:.0f} s."]
+    _save("ceiling", out, lines)
+
+
+def _rule_depth(rule: str, p: list[float], x: float) -> int:
+    """Units a score-based cut keeps of the descending scores ``p`` (at least one)."""
+    import numpy as np
+
+    if rule == "absolute":  # calibrated probability >= x
+        return max(1, sum(1 for v in p if v >= x))
+    if rule == "relative":  # >= x times the best score (full's floor, no gradient)
+        return max(1, sum(1 for v in p if v >= x * p[0]))
+    if rule == "mass":  # expected-recall cut: cumulative score mass >= x of the total
+        c = np.cumsum(p)
+        return int(np.searchsorted(c, x * c[-1]) + 1)
+    if rule == "gradient":  # SAGE's cut alone, g = x, min_k 1, no floor
+        n = 1
+        while n < len(p) and p[n] >= (1 - x) * p[n - 1]:
+            n += 1
+        return n
+    n = 1  # "gradient+floor": g 0.3 (the paper's) with full's relative floor x
+    while n < len(p) and p[n] >= 0.7 * p[n - 1] and p[n] >= x * p[0]:
+        n += 1
+    return n
+
+
+CUT_RULES = ("absolute", "relative", "mass", "gradient", "gradient+floor")
+
+
+def cutrules(limit: int | None, hotpot_limit: int | None, spec: str, share: float) -> None:
+    """Target (c) from the other side: ``spec`` with ``unit=passage`` ranks up to 30 passages
+    (``selection=top-k,min_k=30,floor=0``); for each rule family that cuts on the scores alone,
+    the parameter (swept on the same questions, so optimistic) giving the most evidence recall
+    at <= ``share`` of naive k = 10's tokens; and the hindsight oracle over the same ranking.
+    Why: it tells a ranking problem (the oracle misses too) from a stopping problem (the oracle
+    meets the target, the rules do not)."""
+    import numpy as np
+
+    from ragsieve.evaluate.metrics import context_tokens, evidence_recall
+    from ragsieve.evaluate.runner import (
+        EvalConfig,
+        _question_filter,
+        eval_index,
+        parse_methods,
+        select_dataset,
+    )
+    from ragsieve.pipeline import get_method
+
+    opts = {"unit": "passage", "selection": "top-k", "min_k": 30, "floor": 0.0}
+    lines = [
+        f"`{spec}[unit=passage]`'s passage ranking (top 30), cut by rules on its scores, against "
+        f"naive k = 10, at <= {share:.0%} of naive's tokens: recall as a share of naive's (the "
+        "rule's best parameter in brackets, tuned on these questions).",
+        "",
+        "| dataset | naive tokens | naive recall | " + " | ".join(CUT_RULES) + " | oracle cut |",
+        "|---|---|---|" + "---|" * (len(CUT_RULES) + 1),
+    ]
+    out: dict[str, Any] = {"spec": spec, "share": share}
+    grid = np.round(np.linspace(0.01, 0.99, 99), 2)
+    t0 = time.perf_counter()
+    for ds in EVIDENCE_SETS:
+        lim = hotpot_limit if ds == "hotpotqa-sent" else limit
+        data = select_dataset(ds, None, None, lim, False)
+        index, _ = eval_index(data, EvalConfig(methods=parse_methods(f"naive,{spec}")))
+        qs = [q for q in data.questions if q.evidence]
+        texts, filters = [q.question for q in qs], [_question_filter(data, q) for q in qs]
+        naive = get_method("naive", index, k=10, budget=None, retriever="dense", reranker=None)
+        base = spec.split("[")[0]
+        extra = dict(kv.split("=") for kv in spec[len(base) + 1 : -1].split(",") if "=" in kv)
+        full = get_method(
+            base,
+            index,
+            k=10,
+            budget=None,
+            retriever=None,
+            reranker=None,
+            **{
+                **extra,
+                **opts,
+            },
+        )
+        n_tok, n_rec, scores, toks, recs = [], [], [], [], []
+        for s in range(0, len(qs), 32):
+            sl = slice(s, s + 32)
+            for q, a, b in zip(
+                qs[sl],
+                naive.retrieve(texts[sl], filters[sl]),
+                full.retrieve(texts[sl], filters[sl]),
+                strict=True,
+            ):
+                ctx = [c.chunk.text for c in a.context.chunks]
+                n_tok.append(context_tokens(ctx))
+                n_rec.append(evidence_recall(ctx, q.evidence) or 0.0)
+                groups: dict[tuple[str, float], list[str]] = {}
+                for c in b.context.chunks:  # a widened passage's sentences share its score
+                    groups.setdefault((c.chunk.doc_id, c.score), []).append(c.chunk.text)
+                ranked = sorted(groups.items(), key=lambda kv: -kv[0][1])
+                scores.append([k[1] for k, _ in ranked])
+                acc: list[str] = []
+                toks.append([])
+                recs.append([])
+                for _, t in ranked:
+                    acc = acc + t
+                    toks[-1].append(context_tokens(acc))
+                    recs[-1].append(evidence_recall(acc, q.evidence) or 0.0)
+        nt, nr = float(np.mean(n_tok)), float(np.mean(n_rec))
+        cells, res = [], {}
+        for rule in CUT_RULES:
+            best = (0.0, float("nan"), 0.0)
+            for x in grid:
+                depth = [_rule_depth(rule, p, float(x)) for p in scores]
+                mt = float(np.mean([t[d - 1] for t, d in zip(toks, depth, strict=True)]))
+                mr = float(np.mean([r[d - 1] for r, d in zip(recs, depth, strict=True)]))
+                if mt <= share * nt and mr / nr > best[0]:
+                    best = (mr / nr, float(x), mt / nt)
+            res[rule] = {"recall_x": best[0], "param": best[1], "tokens_x": best[2]}
+            cells.append(f"{best[0]:.2f} ({best[1]:g})")
+        ot, orc = _oracle_cut(toks, recs, share * nt)
+        res["oracle"] = {"recall_x": orc / nr, "tokens_x": ot / nt}
+        lines.append(
+            f"| {ds} ({len(qs)} q) | {nt:.0f} | {nr:.3f} | " + " | ".join(cells) + f" | "
+            f"{orc / nr:.2f} ({ot / nt:.2f} tokens) |"
+        )
+        out[ds] = {"naive_tokens": nt, "naive_recall": nr, **res}
+        print(lines[-1], file=sys.stderr, flush=True)
+    lines += ["", "Target (c): 0.95 or more at <= 0.40 tokens.", ""]
+    lines += [f"Wall time {time.perf_counter() - t0:.0f} s."]
+    _save("cutrules", out, lines)
+
+
+def pooledrules(hotpot_limit: int | None, spec: str, budget: int = 450) -> None:
+    """Target (b) from the other side: on HotpotQA pooled into one corpus, ``spec`` ranks its
+    top 30 sentences (``selection=top-k,min_k=30,floor=0``); each score rule (parameter swept
+    on the same questions) and a hindsight oracle choose a prefix within ``budget`` tokens,
+    maximising mean ie with evidence recall >= 0.8x naive's. The oracle maximises
+    ie + mu * recall per question (mu swept), a Lagrangian relaxation of that constraint."""
+    import numpy as np
+
+    from ragsieve.evaluate.metrics import context_tokens, evidence_recall
+    from ragsieve.evaluate.metrics import ie as info_eff
+    from ragsieve.evaluate.runner import (
+        EvalConfig,
+        _question_filter,
+        eval_index,
+        parse_methods,
+        select_dataset,
+    )
+    from ragsieve.pipeline import get_method
+
+    data = select_dataset("hotpotqa-sent", None, None, hotpot_limit, True)
+    index, _ = eval_index(data, EvalConfig(methods=parse_methods(f"naive,{spec}"), budget=budget))
+    qs = [q for q in data.questions if q.evidence]
+    texts, filters = [q.question for q in qs], [_question_filter(data, q) for q in qs]
+    naive = get_method("naive", index, k=10, budget=budget, retriever="dense", reranker=None)
+    base = spec.split("[")[0]
+    extra = dict(kv.split("=") for kv in spec[len(base) + 1 : -1].split(",") if "=" in kv)
+    opts = {"selection": "top-k", "min_k": 30, "floor": 0.0}
+    full = get_method(
+        base, index, k=10, budget=None, retriever=None, reranker=None, **{**extra, **opts}
+    )
+    t0 = time.perf_counter()
+    naive_m, scores, pre = [], [], []
+    for s in range(0, len(qs), 32):
+        sl = slice(s, s + 32)
+        for q, a, b in zip(
+            qs[sl],
+            naive.retrieve(texts[sl], filters[sl]),
+            full.retrieve(texts[sl], filters[sl]),
+            strict=True,
+        ):
+            ctx = [c.chunk.text for c in a.context.chunks]
+            naive_m.append(
+                (evidence_recall(ctx, q.evidence) or 0.0, info_eff(ctx, q.evidence) or 0.0)
+            )
+            ranked = sorted(b.context.chunks, key=lambda c: -c.score)
+            scores.append([c.score for c in ranked])
+            rows = []
+            for n in range(1, len(ranked) + 1):
+                part = sorted(ranked[:n], key=lambda c: (c.chunk.doc_id, c.chunk.index))
+                t = [c.chunk.text for c in part]
+                rows.append(
+                    (
+                        context_tokens(t),
+                        evidence_recall(t, q.evidence) or 0.0,
+                        info_eff(t, q.evidence) or 0.0,
+                    )
+                )
+            pre.append(rows)
+    nr, ni = float(np.mean([m[0] for m in naive_m])), float(np.mean([m[1] for m in naive_m]))
+
+    def within(i: int, d: int) -> int:  # the budget is a ceiling: shorten the prefix to fit
+        while d > 1 and pre[i][d - 1][0] > budget:
+            d -= 1
+        return d
+
+    def means(depth: list[int]) -> tuple[float, float]:
+        return (
+            float(np.mean([pre[i][d - 1][1] for i, d in enumerate(depth)])),
+            float(np.mean([pre[i][d - 1][2] for i, d in enumerate(depth)])),
+        )
+
+    lines = [
+        f"`{spec}`'s sentence ranking on HotpotQA pooled ({len(qs)} questions), budget {budget}: "
+        f"naive recall {nr:.3f}, ie {ni:.3f} (ie recomputed on each prefix). Best ie x naive at "
+        "recall >= 0.8x naive, per rule (parameter tuned on these questions):",
+        "",
+        "| rule | ie x naive | recall x naive | parameter |",
+        "|---|---|---|---|",
+    ]
+    out: dict[str, Any] = {"spec": spec, "naive_recall": nr, "naive_ie": ni}
+    for rule in CUT_RULES:
+        best: tuple[float, float, float] | None = None
+        for x in np.round(np.linspace(0.01, 0.99, 99), 2):
+            depth = [
+                within(i, min(_rule_depth(rule, p, float(x)), len(pre[i])))
+                for i, p in enumerate(scores)
+            ]
+            r, e = means(depth)
+            if r >= 0.8 * nr and (best is None or e > best[0]):
+                best = (e, r, float(x))
+        out[rule] = best
+        lines.append(
+            f"| {rule} | - | - | none reaches the recall |"
+            if best is None
+            else f"| {rule} | {best[0] / ni:.2f} | {best[1] / nr:.2f} | {best[2]:g} |"
+        )
+    best_o: tuple[float, float] | None = None
+    for mu in np.concatenate([[0.0], np.logspace(-3, 2, 300)]):
+        depth = []
+        for i in range(len(pre)):
+            v = [
+                e + mu * r if (tok <= budget or j == 0) else -1e9
+                for j, (tok, r, e) in enumerate(pre[i])
+            ]
+            depth.append(int(np.argmax(v)) + 1)
+        r, e = means(depth)
+        if r >= 0.8 * nr and (best_o is None or e > best_o[0]):
+            best_o = (e, r)
+    out["oracle"] = best_o
+    if best_o is not None:
+        lines.append(f"| oracle prefix | {best_o[0] / ni:.2f} | {best_o[1] / nr:.2f} | hindsight |")
+    lines += ["", "Target (b): ie >= 5x at recall >= 0.8x.", ""]
+    lines.append(f"Wall time {time.perf_counter() - t0:.0f} s.")
+    _save("pooledrules", out, lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("what", choices=["targets", "ablation"])
+    ap.add_argument("what", choices=["targets", "ablation", "ceiling", "cutrules", "pooledrules"])
     ap.add_argument("--limit", type=int, default=20, help="questions per set (hotpotqa-sent: all)")
     ap.add_argument("--spec", default="full", help="the method spec the targets measure")
     ap.add_argument("--datasets", default="hotpotqa-sent,qasper,squad")
     ap.add_argument("--budget", type=int, default=None)
+    ap.add_argument("--depth", type=int, default=30, help="ceiling: passages ranked")
+    ap.add_argument("--share", type=float, default=0.40, help="ceiling: token share of naive")
     ap.add_argument(
         "--hotpot-limit", type=int, default=None, help="hotpotqa-sent size (default all)"
     )
     args = ap.parse_args()
     if args.what == "targets":
         targets(args.limit, args.spec, args.hotpot_limit)
+    elif args.what == "ceiling":
+        ceiling(args.limit, args.hotpot_limit, args.depth, args.share)
+    elif args.what == "cutrules":
+        cutrules(args.limit, args.hotpot_limit, args.spec, args.share)
+    elif args.what == "pooledrules":
+        pooledrules(args.hotpot_limit, args.spec)
     else:
         ablation(args.limit, args.datasets.split(","), args.budget, args.hotpot_limit)
 

@@ -66,3 +66,26 @@ def test_finetune_embedder_saves_a_usable_pair(shared_data: Path, tmp_path: Path
     seg = SageSegmenter(model_dir=str(out))
     scores = seg.pair_scores([sentences_of(Document("d", TEXT))])[0]
     assert scores.shape == (4,) and np.all((scores >= 0) & (scores <= 1))
+
+
+def test_paper_protocol_trains_on_balanced_random_negatives(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    adj = train_segmenter(tmp_path / "adj", shared_data, _cfg(), ["all"], cache_dir=cache)
+    pap = train_segmenter(
+        tmp_path / "pap", shared_data, _cfg(protocol="paper"), ["all"], cache_dir=cache
+    )
+    assert pap["config"]["protocol"] == "paper"
+    # Every same-paragraph pair once with label 1 and once beside a random negative.
+    assert pap["train_pairs"] % 2 == 0 and pap["train_pairs"] != adj["train_pairs"]
+    assert 0.0 <= pap["table_x"]["all"]["acc_paper_protocol"] <= 1.0
+    a, b = SegmenterHead.load(tmp_path / "adj"), SegmenterHead.load(tmp_path / "pap")
+    assert not np.array_equal(a.weights[0], b.weights[0])
+
+
+def test_unknown_protocol_is_a_config_error(shared_data: Path, tmp_path: Path) -> None:
+    from ragsieve.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="protocol"):
+        train_segmenter(tmp_path / "x", shared_data, _cfg(protocol="loose"), ["all"])

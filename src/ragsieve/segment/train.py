@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ragsieve.errors import ConfigError
 from ragsieve.segment.model import FEATURE_SETS, SEGMENTER_EMBEDDER, SegmenterHead, pair_features
 from ragsieve.segment.pairs import (
     TRAIN_FILES,
@@ -67,6 +68,13 @@ class SegTrainConfig:
     #: one paragraph. 0.1 was measured and not adopted: Table X within noise, and glued-topic
     #: seams were cut less often (docs/segmentation.md).
     random_negatives: float = 0.0
+    #: Which labelling the heads are trained on. ``adjacent`` (shipped): every adjacent pair,
+    #: label 0 at a paragraph break, which is what segmentation decides. ``paper``: Section
+    #: IV-C read literally, label 0 for any pair that is not two consecutive sentences of one
+    #: paragraph: every same-paragraph pair plus as many pairs of a sentence with a random
+    #: sentence from another paragraph of the same document (balanced), the task that
+    #: ``acc_paper_protocol`` scores. Measured, not adopted (docs/segmentation.md).
+    protocol: str = "adjacent"
     ss: float = 0.55
     threads: int = 2
     #: Algorithm 1 in full: train MiniLM together with the head (ragsieve.segment.finetune).
@@ -177,6 +185,25 @@ def _xy(ps: PairSet, vecs: np.ndarray, features: tuple[str, ...]) -> tuple[np.nd
     return x, np.asarray(ps.labels, dtype=np.int64)
 
 
+PROTOCOLS = ("adjacent", "paper")
+
+
+def _paper_pairs(
+    train: PairSet, docs: dict[str, list[Any]], seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of ``train.sentences`` (left, right) and labels for the paper protocol on the
+    training documents (see ``SegTrainConfig.protocol``)."""
+    row = {s: i for i, s in enumerate(train.sentences)}
+    pairs = [
+        (row[a], row[b], y)
+        for source in docs.values()
+        for a, b, y in random_negative_pairs(source, seed)
+        if a in row and b in row
+    ]
+    arr = np.asarray(pairs, dtype=np.int64).reshape(-1, 3)
+    return arr[:, 0], arr[:, 1], arr[:, 2]
+
+
 def train_segmenter(
     out: Path,
     data_dir: Path,
@@ -203,6 +230,8 @@ def train_segmenter(
         f"pairs: train {len(train.labels)} ({np.mean(train.labels):.2f} same-paragraph), "
         f"validation {len(val.labels)} ({np.mean(val.labels):.2f})"
     )
+    if cfg.protocol not in PROTOCOLS:
+        raise ConfigError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {cfg.protocol!r}")
     if cfg.finetune_embedder:
         return _train_finetuned(out, data_dir, cfg, train, val, loose, command, log, t0)
     tv = embed_sentences(train.sentences, log, cache_dir)
@@ -210,10 +239,15 @@ def train_segmenter(
     embed_s = time.perf_counter() - t0
     table: dict[str, dict[str, float]] = {}
     shipped: SegmenterHead | None = None
+    paper = _paper_pairs(train, train_docs, cfg.seed) if cfg.protocol == "paper" else None
     for name in sets:
         feats = FEATURE_SETS[name]
         t1 = time.perf_counter()
-        x, y = _xy(train, tv, feats)
+        if paper is None:
+            x, y = _xy(train, tv, feats)
+        else:
+            x = pair_features(tv[paper[0]], tv[paper[1]], feats)
+            y = paper[2]
         n_rand = int(cfg.random_negatives * len(y))
         if n_rand:
             rng = np.random.default_rng(cfg.seed)
@@ -233,7 +267,7 @@ def train_segmenter(
     info: dict[str, Any] = {
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
         "embedder": SEGMENTER_EMBEDDER,
-        "train_pairs": len(train.labels),
+        "train_pairs": len(train.labels) if paper is None else len(paper[2]),
         "train_pairs_by_source": counts,
         "train_sentences": len(train.sentences),
         "val_pairs": len(val.labels),
