@@ -29,6 +29,11 @@ if [[ "${LLM:-0}" == 1 ]]; then
   $RS eval --dataset qasper --limit 20 --chunker fixed --max-tokens 48 --budget 2000 \
     --methods "naive,sage[feedback=false],sage" \
     --out "$OUT/qasper-fixed-llm" | tee "$OUT/qasper-fixed-llm.log"
+  # Naive + feedback: dense top-10 (the bi-encoder "reranker" keeps the dense order), no cut,
+  # then SAGE's feedback loop.
+  $RS eval --dataset qasper --limit 20 --chunker fixed --max-tokens 48 --budget 2000 \
+    --methods "sage[reranker=bi-encoder,selection=top-k,min_k=10,N=10]" \
+    --out "$OUT/qasper-fixed-llm-fb" | tee "$OUT/qasper-fixed-llm-fb.log"
   $RS eval --dataset qasper --limit 20 --chunker sage --max-tokens 48 --budget 2000 \
     --methods "naive,sage" --out "$OUT/qasper-sage-llm" | tee "$OUT/qasper-sage-llm.log"
 fi
