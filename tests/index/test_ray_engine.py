@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -184,7 +185,15 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 def two_node_cluster(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
     """A head (1 CPU) and a worker node (1 CPU) on 127.0.0.1; yields (address, client env)."""
     with _private_ray_tmpdir() as tmp:
-        env = {**os.environ, "RAY_TMPDIR": tmp, "RAY_AUTH_MODE": "token"}
+        # Token authentication with a token of this test's own (Ray's generator is
+        # secrets.token_hex(32)): a new machine has no ~/.ray/auth_token, and nothing here
+        # may depend on one.
+        env = {
+            **{k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN_PATH"},
+            "RAY_TMPDIR": tmp,
+            "RAY_AUTH_MODE": "token",
+            "RAY_AUTH_TOKEN": secrets.token_hex(32),
+        }
         port = _free_port()
         address = f"127.0.0.1:{port}"
         common = ["--num-cpus=1", "--node-ip-address=127.0.0.1"]
