@@ -29,7 +29,7 @@ demo: setup
 	$(VENV)/bin/ragsieve ask "$(QUESTION)" --index $(DEMO)/index --k 2 --max-tokens 64
 
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=20
 
 test-fast: setup
 	$(PY) -m pytest -q -m 'not integration'
