@@ -218,6 +218,12 @@ def repair(
     loc = Location(path, storage_options)
     if not loc.exists() or not loc.is_dir():
         raise IndexStoreError(f"no index at {loc}: nothing to repair")
+    present = {c.removesuffix(".lance") for c in loc.children() if c.endswith(".lance")}
+    if not loc.has_file(MANIFEST) and not {CHUNKS, DOCUMENTS} <= present:
+        raise IndexStoreError(
+            f"{loc} has no chunks and documents tables to repair from; rebuild it with "
+            f"`ragsieve index PATHS --index {loc} --force`"
+        )
     with loc.write_lock(LOCK, wait, on_wait):
         if loc.has_file(MANIFEST):
             try:

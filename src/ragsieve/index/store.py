@@ -79,6 +79,8 @@ FAULT_POINTS = (
     "before_manifest_replace",
     "after_manifest_replace",
 )
+#: A point of :meth:`Index.create` only: its empty tables exist, its first manifest does not.
+CREATE_FAULT_POINT = "create_before_manifest"
 FORMAT = "ragsieve-index"
 FORMAT_VERSION = 1
 CHUNKS = "chunks"
@@ -400,6 +402,7 @@ class Index:
                 )
                 tables[SENTENCES] = sents.version
             manifest["tables"] = tables
+            _fault("create_before_manifest")
             _write_manifest(p, manifest)
         idx = cls(p, manifest)
         idx.lock_wait, idx.on_lock_wait = wait, on_wait
