@@ -29,6 +29,14 @@ IndexOpt = Annotated[
     str, typer.Option("--index", "-i", help="Index directory or object-store URL (s3://...).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+WaitOpt = Annotated[
+    float,
+    typer.Option(
+        "--wait",
+        min=0,
+        help="Seconds to wait for another writer's lock on the index before giving up.",
+    ),
+]
 
 
 def _err_console() -> Any:
@@ -112,6 +120,14 @@ def index(
             help="With --sentences: auto (default) | paragraph | chunk | document.",
         ),
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Rebuild the index from scratch: delete its tables (and manifest) first.",
+        ),
+    ] = False,
+    wait: WaitOpt = 60.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Add files to an index (created if missing); changed files are re-indexed."""
@@ -146,7 +162,7 @@ def index(
         sent_opts["sentence_passage"] = sentence_passage
     if sent_opts and not sentences and not Location(index_dir).has_file(MANIFEST):
         raise ConfigError("--pareto-context and --sentence-passage go with --sentences")
-    if Location(index_dir).has_file(MANIFEST):
+    if Location(index_dir).has_file(MANIFEST) and not force:
         idx = Index.open(index_dir)
         wanted = dataclasses.replace(
             idx.config,
@@ -156,7 +172,7 @@ def index(
             sentences=sentences or idx.config.sentences,
             **sent_opts,
         )
-        idx = Index.open_or_create(index_dir, wanted)
+        idx = Index.open_or_create(index_dir, wanted, wait=wait, on_wait=_say)
     else:
         defaults = IndexConfig()
         cfg = IndexConfig(
@@ -178,7 +194,10 @@ def index(
             list_files(paths)
         else:
             load_paths(paths)
-        idx = Index.create(index_dir, cfg)
+        if force:
+            idx = Index.create(index_dir, cfg, force=True, wait=wait, on_wait=_say)
+        else:
+            idx = Index.open_or_create(index_dir, cfg, wait=wait, on_wait=_say)
     prog, cb = _progress()
     with prog:
         if engine == "ray":
@@ -212,6 +231,12 @@ def index(
         f"{report.n_tokens} tokens in {report.seconds:.1f}s; index now has "
         f"{result['total_documents']} documents, {result['total_chunks']} chunks"
     )
+
+
+def _say(line: str) -> None:
+    """One status line on stderr (``waiting for the write lock ...``)."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _snippet(text: str, n: int = 160) -> str:
@@ -454,12 +479,14 @@ def eval_cmd(
 def rm(
     doc_ids: Annotated[list[str], typer.Argument(help="Document ids (paths as indexed).")],
     index_dir: IndexOpt,
+    wait: WaitOpt = 60.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Remove documents from an index."""
     from ragsieve.index import Index
 
     idx = Index.open(index_dir)
+    idx.lock_wait, idx.on_lock_wait = wait, _say
     ids = [str(Path(d).resolve()) if Path(d).exists() else d for d in doc_ids]
     removed = idx.remove(ids)
     missing = [d for d in ids if d not in removed]
@@ -482,6 +509,21 @@ def info(index_dir: IndexOpt, as_json: JsonOpt = False) -> None:
         return
     for key, value in stats.items():
         typer.echo(f"{key}: {value}")
+
+
+@app.command()
+def repair(index_dir: IndexOpt, wait: WaitOpt = 60.0, as_json: JsonOpt = False) -> None:
+    """Rebuild a lost or damaged manifest from the newest agreeing versions of the tables."""
+    import dataclasses
+
+    from ragsieve.index.repair import repair as do_repair
+
+    rep = do_repair(index_dir, wait=wait, on_wait=_say)
+    if as_json:
+        _print_json(dataclasses.asdict(rep))
+        return
+    for line in rep.lines():
+        typer.echo(line)
 
 
 def _register_plugins() -> None:

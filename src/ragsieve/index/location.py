@@ -25,7 +25,9 @@ import fcntl
 import os
 import re
 import shutil
-from collections.abc import Iterator, Mapping
+import socket
+import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +139,12 @@ class Location:
         else:
             self._fs.create_dir(self._root, recursive=True)
 
+    def remove_file(self, name: str) -> None:
+        if self.path is not None:
+            (self.path / name).unlink(missing_ok=True)
+        elif self.has_file(name):
+            self._fs.delete_file(f"{self._root}/{name}")
+
     def remove_tree(self, name: str) -> None:
         if self.path is not None:
             shutil.rmtree(self.path / name)
@@ -168,20 +176,78 @@ class Location:
             f.write(text.encode("utf-8"))
         self._fs.move(f"{self._root}/{tmp}", f"{self._root}/{name}")
 
+    def has_files_under(self, name: str) -> bool:
+        """Whether any file lies (at any depth) under the entry ``name``."""
+        if self.path is not None:
+            root = self.path / name
+            return root.is_dir() and any(f.is_file() for f in root.rglob("*"))
+        from pyarrow import fs
+
+        sel = fs.FileSelector(f"{self._root}/{name}", recursive=True, allow_not_found=True)
+        return any(i.type == fs.FileType.File for i in self._fs.get_file_info(sel))
+
     @contextlib.contextmanager
-    def write_lock(self, lock_name: str) -> Iterator[None]:
-        """One writer at a time on a local directory (``flock``); nothing on an object store."""
+    def write_lock(
+        self,
+        lock_name: str,
+        wait: float = 0.0,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> Iterator[None]:
+        """One writer at a time on a local directory (``flock``); nothing on an object store.
+
+        A writer that finds the lock taken retries for up to ``wait`` seconds, calling
+        ``on_wait`` once with a line that names the holder, before it gives up with
+        :class:`IndexStoreError`. The holder writes its pid and host into the lock file (for
+        that message only: the lock itself is the ``flock``, released by the kernel when the
+        holder exits or is killed).
+        """
         if self.path is None:
             yield
             return
-        fd = os.open(self.path / lock_name, os.O_CREAT | os.O_RDWR, 0o644)
+        lock_path = self.path / lock_name
+        if not os.access(self.path, os.W_OK):
+            raise IndexStoreError(f"index {self.display} is read-only: cannot write to {self.path}")
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError as e:
-                raise IndexStoreError(
-                    f"index {self.display} is being written by another process"
-                ) from e
+            fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o644)
+        except OSError as e:
+            raise IndexStoreError(
+                f"index {self.display} is not writable: cannot open its write lock "
+                f"{lock_path} ({e.strerror or e})"
+            ) from e
+        try:
+            deadline = time.monotonic() + max(0.0, wait)
+            told = False
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError as e:
+                    holder = _lock_holder(fd)
+                    if time.monotonic() >= deadline:
+                        waited = f" after waiting {wait:g} s (--wait)" if wait > 0 else ""
+                        raise IndexStoreError(
+                            f"index {self.display} is being written by another process "
+                            f"({holder}){waited}; try again when it has finished"
+                        ) from e
+                    if not told and on_wait is not None:
+                        on_wait(
+                            f"waiting up to {wait:g} s for the write lock of {self.display} "
+                            f"held by {holder}"
+                        )
+                        told = True
+                    time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+            with contextlib.suppress(OSError):  # the holder note is informative only
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
             yield
         finally:
             os.close(fd)
+
+
+def _lock_holder(fd: int) -> str:
+    """Who holds the lock, as its holder wrote it ("pid 123 on host"), or "another process"."""
+    try:
+        note = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+    except OSError:
+        note = ""
+    return note.splitlines()[0] if note else "another process"

@@ -28,7 +28,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
+import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +58,29 @@ from ragsieve.types import Chunk, Document
 
 MANIFEST = "ragsieve.json"
 LOCK = ".ragsieve.lock"
+#: The manifest's temporary name while it is being replaced (Location.replace_text).
+MANIFEST_TMP = f".{MANIFEST}.tmp"
+#: Key of the chunks table's schema metadata that records the index's config and dimension,
+#: so that ``ragsieve repair`` can rebuild a lost manifest (Lance keeps it in every version).
+SCHEMA_KEY = "ragsieve"
+#: How long a writer waits for another writer's lock by default (``--wait``), in seconds.
+DEFAULT_LOCK_WAIT = 60.0
+#: Test-only fault injection: ``RAGSIEVE_FAULT=POINT`` (or ``POINT@N``, the N-th time the point
+#: is reached) makes the process SIGKILL itself there. See :data:`FAULT_POINTS`; used by
+#: tests/index/test_fault_injection.py and benchmarks/bench_crash.py, never in normal use.
+FAULT_ENV = "RAGSIEVE_FAULT"
+#: The named points of a write, in the order a write reaches them (the table writes repeat per
+#: batch, and deletes of changed or removed documents count as table writes).
+FAULT_POINTS = (
+    "after_chunks_write",
+    "after_sentences_write",
+    "after_documents_write",
+    "after_fts_index",
+    "before_manifest_replace",
+    "after_manifest_replace",
+)
+#: A point of :meth:`Index.create` only: its empty tables exist, its first manifest does not.
+CREATE_FAULT_POINT = "create_before_manifest"
 FORMAT = "ragsieve-index"
 FORMAT_VERSION = 1
 CHUNKS = "chunks"
@@ -157,6 +182,32 @@ class AddReport:
     seconds: float = 0.0
     #: Sentence rows written and the time per stage (only with a sentence table).
     sentences: SentenceTimings | None = None
+
+
+_log = logging.getLogger(__name__)
+_fault_hits: dict[str, int] = {}
+
+
+def _fault(point: str) -> None:
+    """Kill this process at ``point`` if ``RAGSIEVE_FAULT`` names it (test-only crash hook)."""
+    want = os.environ.get(FAULT_ENV)
+    if not want:
+        return
+    name, _, nth = want.partition("@")
+    if name != point:
+        return
+    _fault_hits[point] = _fault_hits.get(point, 0) + 1
+    if _fault_hits[point] >= int(nth or 1):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def lost_manifest_message(where: object) -> str:
+    """The one-line refusal for Lance tables without a manifest, with both ways to recover."""
+    return (
+        f"{where} holds Lance tables but no {MANIFEST} (its manifest was lost): recover it "
+        f"with `ragsieve repair --index {where}`, or rebuild it from scratch with "
+        f"`ragsieve index PATHS --index {where} --force`"
+    )
 
 
 def _sha256(text: str) -> str:
@@ -261,6 +312,9 @@ class Index:
         self.config = IndexConfig(**manifest["config"])
         self._db = lancedb.connect(loc.uri, storage_options=loc.storage_options or None)
         self._tables: dict[str, Any] = {}
+        #: Seconds a write waits for another writer's lock, and who hears that it waits.
+        self.lock_wait: float = DEFAULT_LOCK_WAIT
+        self.on_lock_wait: Callable[[str], None] = _log.warning
         self._pin()
 
     # ------------------------------------------------------------------ open / create
@@ -282,51 +336,77 @@ class Index:
         path: str | Path,
         config: IndexConfig | None = None,
         storage_options: Mapping[str, str] | None = None,
+        *,
+        force: bool = False,
+        wait: float = DEFAULT_LOCK_WAIT,
+        on_wait: Callable[[str], None] | None = None,
     ) -> Index:
-        """Create an empty index at ``path`` (which must not exist, or be empty)."""
+        """Create an empty index at ``path`` (which must not exist, or be empty).
+
+        Never deletes what it did not write: Lance tables that hold data but have no manifest
+        (a manifest lost or deleted) are refused with :func:`lost_manifest_message`, unless
+        ``force`` (rebuild from scratch; with ``force`` an existing index is replaced too).
+        Tables that never held a row are what a first run killed before its first manifest
+        leaves behind, and are started over without asking.
+        """
         import lancedb
 
         p = Location(path, storage_options)
         cfg = config or IndexConfig()
         get_segmenter(cfg.chunker, chunk_tokens=cfg.chunk_tokens)  # validate early
-        if p.has_file(MANIFEST):
+        if p.has_file(MANIFEST) and not force:
             raise IndexStoreError(f"{p} is already an index")
         if p.exists() and not p.is_dir():
             raise InputError(f"{p} exists and is not a directory")
-        if p.exists():
-            leftovers = [c for c in p.children() if c != LOCK]
-            if leftovers and not all(c.endswith(".lance") for c in leftovers):
-                raise InputError(f"{p} exists, is not empty and is not a ragsieve index")
-            # Only Lance tables without a manifest: a first run that died. Start over.
-            for c in leftovers:
-                p.remove_tree(c)
+        _check_only_ours(p)  # before the lock file is created in someone else's directory
         p.mkdir()
-        embedder = get_embedder(cfg.embedder)
-        db = lancedb.connect(p.uri, storage_options=p.storage_options or None)
-        chunks = db.create_table(CHUNKS, schema=chunk_schema(embedder.dim), mode="overwrite")
-        docs = db.create_table(DOCUMENTS, schema=DOC_SCHEMA, mode="overwrite")
-        tables = {CHUNKS: chunks.version, DOCUMENTS: docs.version}
-        if cfg.sentences:
-            sents = db.create_table(
-                SENTENCES, schema=sentence_schema(embedder.dim), mode="overwrite"
-            )
-            tables[SENTENCES] = sents.version
-        now = time.time()
-        manifest = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "config": cfg.to_dict(),
-            "dim": embedder.dim,
-            "tables": tables,
-            "n_documents": 0,
-            "n_chunks": 0,
-            "n_tokens": 0,
-            "fts": False,
-            "created": now,
-            "updated": now,
-        }
-        _write_manifest(p, manifest)
-        return cls(p, manifest)
+        on_wait = on_wait or _log.warning
+        with p.write_lock(LOCK, wait, on_wait):
+            if p.has_file(MANIFEST):
+                if not force:
+                    raise IndexStoreError(f"{p} is already an index")
+                p.remove_file(MANIFEST)  # first, so that a crash below leaves no stale index
+            leftovers = _check_only_ours(p)
+            tables_left = [c for c in leftovers if c.endswith(".lance")]
+            if not force and any(p.has_files_under(f"{c}/data") for c in tables_left):
+                raise IndexStoreError(lost_manifest_message(p))
+            for c in leftovers:  # forced, or empty tables of a first run that died
+                if c.endswith(".lance"):
+                    p.remove_tree(c)
+                else:
+                    p.remove_file(c)
+            embedder = get_embedder(cfg.embedder)
+            now = time.time()
+            manifest = {
+                "format": FORMAT,
+                "format_version": FORMAT_VERSION,
+                "config": cfg.to_dict(),
+                "dim": embedder.dim,
+                "tables": {},
+                "n_documents": 0,
+                "n_chunks": 0,
+                "n_tokens": 0,
+                "fts": False,
+                "created": now,
+                "updated": now,
+            }
+            note = {k: manifest[k] for k in ("format_version", "config", "dim", "created")}
+            schema = chunk_schema(embedder.dim).with_metadata({SCHEMA_KEY: json.dumps(note)})
+            db = lancedb.connect(p.uri, storage_options=p.storage_options or None)
+            chunks = db.create_table(CHUNKS, schema=schema, mode="overwrite")
+            docs = db.create_table(DOCUMENTS, schema=DOC_SCHEMA, mode="overwrite")
+            tables = {CHUNKS: chunks.version, DOCUMENTS: docs.version}
+            if cfg.sentences:
+                sents = db.create_table(
+                    SENTENCES, schema=sentence_schema(embedder.dim), mode="overwrite"
+                )
+                tables[SENTENCES] = sents.version
+            manifest["tables"] = tables
+            _fault("create_before_manifest")
+            _write_manifest(p, manifest)
+        idx = cls(p, manifest)
+        idx.lock_wait, idx.on_lock_wait = wait, on_wait
+        return idx
 
     @classmethod
     def open_or_create(
@@ -334,21 +414,33 @@ class Index:
         path: str | Path,
         config: IndexConfig | None = None,
         storage_options: Mapping[str, str] | None = None,
+        *,
+        wait: float = DEFAULT_LOCK_WAIT,
+        on_wait: Callable[[str], None] | None = None,
     ) -> Index:
-        """Open ``path`` if it is an index (checking ``config`` agrees), else create it."""
+        """Open ``path`` if it is an index (checking ``config`` agrees), else create it.
+
+        Two processes that both find no index create it once: the second waits for the
+        first's lock and then opens what it created.
+        """
         p = Location(path, storage_options)
-        if p.has_file(MANIFEST):
-            idx = cls.open(path, storage_options)
-            if config is not None and config != idx.config:
-                diff = {
-                    k: (v, config.to_dict()[k])
-                    for k, v in idx.config.to_dict().items()
-                    if config.to_dict()[k] != v
-                }
-                what = ", ".join(f"{k}={a} (asked {b})" for k, (a, b) in diff.items())
-                raise ConfigError(f"index {p} was built with {what}; use a new --index directory")
-            return idx
-        return cls.create(path, config, storage_options)
+        if not p.has_file(MANIFEST):
+            try:
+                return cls.create(path, config, storage_options, wait=wait, on_wait=on_wait)
+            except IndexStoreError:
+                if not p.has_file(MANIFEST):
+                    raise
+        idx = cls.open(path, storage_options)
+        idx.lock_wait, idx.on_lock_wait = wait, on_wait or _log.warning
+        if config is not None and config != idx.config:
+            diff = {
+                k: (v, config.to_dict()[k])
+                for k, v in idx.config.to_dict().items()
+                if config.to_dict()[k] != v
+            }
+            what = ", ".join(f"{k}={a} (asked {b})" for k, (a, b) in diff.items())
+            raise ConfigError(f"index {p} was built with {what}; use a new --index directory")
+        return idx
 
     # ------------------------------------------------------------------ reading
     def _pin(self) -> None:
@@ -527,7 +619,7 @@ class Index:
 
     # ------------------------------------------------------------------ writing
     def _write_lock(self) -> contextlib.AbstractContextManager[None]:
-        return self.location.write_lock(LOCK)
+        return self.location.write_lock(LOCK, self.lock_wait, self.on_lock_wait)
 
     def _writable_tables(self) -> dict[str, Any]:
         """Latest table handles, rolled back to the committed versions if a writer died."""
@@ -558,9 +650,12 @@ class Index:
         for i in range(0, len(doc_ids), 500):
             batch = list(doc_ids[i : i + 500])
             tables[CHUNKS].delete(_in_clause("doc_id", batch))
-            tables[DOCUMENTS].delete(_in_clause("doc_id", batch))
+            _fault("after_chunks_write")
             if SENTENCES in tables:
                 tables[SENTENCES].delete(_in_clause("doc_id", batch))
+                _fault("after_sentences_write")
+            tables[DOCUMENTS].delete(_in_clause("doc_id", batch))
+            _fault("after_documents_write")
 
     def add(
         self,
@@ -653,6 +748,7 @@ class Index:
             vecs = embedder.embed([c.text for c in pending_chunks]) if pending_chunks else None
             if pending_chunks:
                 tables[CHUNKS].add(_chunks_to_arrow(pending_chunks, vecs, self.manifest["dim"]))
+                _fault("after_chunks_write")
             if SENTENCES in tables:
                 by_doc: dict[str, list[Chunk]] = {}
                 for c in pending_chunks:
@@ -667,7 +763,9 @@ class Index:
                 )
                 if rows.num_rows:
                     tables[SENTENCES].add(rows)
+                    _fault("after_sentences_write")
             tables[DOCUMENTS].add(_docs_to_arrow(pending_docs))
+            _fault("after_documents_write")
             total_chunks += len(pending_chunks)
             total_tokens += sum(c.n_tokens for c in pending_chunks)
             pending_chunks.clear()
@@ -695,6 +793,7 @@ class Index:
             progress("full-text index", 0, 1)
         if n_chunks:
             chunks.create_index("text", config=FTS(), replace=True)
+            _fault("after_fts_index")
         n_tokens = 0
         if n_chunks:
             col = chunks.to_arrow().column("n_tokens")
@@ -710,7 +809,9 @@ class Index:
         )
         if SENTENCES in tables:
             manifest["n_sentences"] = tables[SENTENCES].count_rows()
+        _fault("before_manifest_replace")
         _write_manifest(self.location, manifest)  # the commit point
+        _fault("after_manifest_replace")
         self.manifest = manifest
         for t in tables.values():
             with contextlib.suppress(Exception):  # clean-up is best effort
@@ -765,6 +866,8 @@ def _read_manifest(where: Location | str | Path) -> dict[str, Any]:
     if not p.is_dir():
         raise IndexStoreError(f"{p} is not an index directory")
     if not p.has_file(MANIFEST):
+        if any(c.endswith(".lance") for c in p.children()):
+            raise IndexStoreError(lost_manifest_message(p))
         raise IndexStoreError(f"{p} is not a ragsieve index (no {MANIFEST})")
     try:
         m = json.loads(p.read_text(MANIFEST))
@@ -788,3 +891,13 @@ def _write_manifest(where: Location | str | Path, manifest: dict[str, Any]) -> N
     """Replace the manifest atomically: the commit point of every write."""
     p = where if isinstance(where, Location) else Location(where)
     p.replace_text(MANIFEST, json.dumps(manifest, indent=2, sort_keys=True))
+
+
+def _check_only_ours(p: Location) -> list[str]:
+    """The entries of ``p`` a store may have written; refuses a directory holding anything else."""
+    if not p.exists():
+        return []
+    leftovers = [c for c in p.children() if c != LOCK]
+    if any(not (c.endswith(".lance") or c in (MANIFEST, MANIFEST_TMP)) for c in leftovers):
+        raise InputError(f"{p} exists, is not empty and is not a ragsieve index")
+    return leftovers
