@@ -25,8 +25,22 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+def _nonempty_index(value: str) -> str:
+    """An empty ``--index`` would silently mean the current directory: refuse it."""
+    if not value.strip():
+        raise typer.BadParameter("must name a directory or URL, not an empty string")
+    return value
+
+
 IndexOpt = Annotated[
-    str, typer.Option("--index", "-i", help="Index directory or object-store URL (s3://...).")
+    str,
+    typer.Option(
+        "--index",
+        "-i",
+        help="Index directory or object-store URL (s3://...).",
+        callback=_nonempty_index,
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 WaitOpt = Annotated[
@@ -37,12 +51,44 @@ WaitOpt = Annotated[
         help="Seconds to wait for another writer's lock on the index before giving up.",
     ),
 ]
+LLMTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(min=0.1, help="openai: seconds per LLM request (default 60)."),
+]
+LLMRetriesOpt = Annotated[
+    int | None,
+    typer.Option(min=0, max=10, help="openai: retries of a failed LLM request (default 3)."),
+]
+
+
+def _llm_options(timeout: float | None, retries: int | None) -> dict[str, Any]:
+    """The ``get_llm`` options the user set (a local backend refuses them with one line)."""
+    opts: dict[str, Any] = {}
+    if timeout is not None:
+        opts["timeout"] = timeout
+    if retries is not None:
+        opts["max_retries"] = retries
+    return opts
 
 
 def _err_console() -> Any:
     from rich.console import Console
 
     return Console(stderr=True)
+
+
+def _writable_target(path: Path, what: str, is_dir: bool = False) -> Path:
+    """Check, before any work is spent, that an output path can be written (one-line error)."""
+    folder = path if is_dir else path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{what} {path}: cannot create {folder}: {e.strerror or e}") from e
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{what} {path}: {folder} is not a writable directory")
+    if not is_dir and path.is_dir():
+        raise InputError(f"{what} {path}: is a directory")
+    return path
 
 
 def _print_json(obj: Any) -> None:
@@ -320,6 +366,8 @@ def ask(
         str, typer.Option(help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b.")
     ] = "local",
     max_tokens: Annotated[int, typer.Option(min=1, max=8192, help="Answer length cap.")] = 256,
+    llm_timeout: LLMTimeoutOpt = None,
+    llm_retries: LLMRetriesOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Answer QUESTION from the index with an LLM; prints the answer, chunks and tokens."""
@@ -329,7 +377,7 @@ def ask(
 
     idx = Index.open(index_dir)
     m = get_method(method, idx, k=k, budget=budget, retriever=retriever, reranker=reranker)
-    model = get_llm(llm)
+    model = get_llm(llm, **_llm_options(llm_timeout, llm_retries))
     answer = m.ask(question, model, max_tokens=max_tokens)
     if as_json:
         _print_json(answer.to_json())
@@ -371,12 +419,17 @@ def explain(
 
     if plot is not None and plot.suffix.lower() != ".png":
         raise InputError(f"--plot must name a .png file, got {plot}")
+    if plot is not None:
+        _writable_target(plot, "--plot")
     idx = Index.open(index_dir)
     _, rep = do_explain(
         question, idx, method, k=k, budget=budget, retriever=retriever, reranker=reranker
     )
     if plot is not None:
-        rep["plot"] = str(do_plot(rep, plot))
+        try:
+            rep["plot"] = str(do_plot(rep, plot))
+        except OSError as e:
+            raise InputError(f"--plot {plot}: {e.strerror or e}") from e
     if as_json:
         _print_json(rep)
         return
@@ -409,6 +462,8 @@ def eval_cmd(
         bool, typer.Option("--no-llm", help="Context metrics only (no answers).")
     ] = False,
     llm: Annotated[str, typer.Option(help="LLM spec (see ask).")] = "local",
+    llm_timeout: LLMTimeoutOpt = None,
+    llm_retries: LLMRetriesOpt = None,
     retriever: Annotated[str, typer.Option(help="dense | bm25 | hybrid.")] = "dense",
     reranker: Annotated[str | None, typer.Option(help="Rerank before selection.")] = None,
     chunker: Annotated[
@@ -447,6 +502,7 @@ def eval_cmd(
         reranker=reranker,
         no_llm=no_llm,
         llm=llm,
+        llm_options=_llm_options(llm_timeout, llm_retries),
         max_tokens=max_tokens,
         chunker=chunker,
         chunk_tokens=chunk_tokens,
@@ -459,12 +515,17 @@ def eval_cmd(
     for spec in cfg.methods:
         if spec.name not in known_methods():
             get_method(spec.name, None)  # raises the one-line unknown-method error
+    if out is not None:
+        _writable_target(out, "--out", is_dir=True)
     ds = select_dataset(dataset, data, corpus, limit, pool, data_dir)
     prog, cb = _progress()
     with prog:
         results = run_eval(ds, cfg, progress=cb)
     if out is not None:
-        write_outputs(results, out)
+        try:
+            write_outputs(results, out)
+        except OSError as e:
+            raise InputError(f"--out {out}: {e.strerror or e}") from e
     if as_json:
         _print_json({k: v for k, v in results.items() if k != "per_question"})
     else:
@@ -490,12 +551,15 @@ def rm(
     ids = [str(Path(d).resolve()) if Path(d).exists() else d for d in doc_ids]
     removed = idx.remove(ids)
     missing = [d for d in ids if d not in removed]
+    if missing and not removed:
+        # Nothing matched: a typo, not a partial success; exit 2 like any other bad input.
+        raise InputError(f"no such document in {index_dir}: {', '.join(missing)}")
     if as_json:
         _print_json({"removed": removed, "missing": missing})
     else:
         typer.echo(f"removed {len(removed)} document(s)")
-    if missing and not removed:
-        raise RagsieveError(f"no such document in {index_dir}: {', '.join(missing)}")
+        if missing:
+            typer.echo(f"not in the index: {', '.join(missing)}", err=True)
 
 
 @app.command()
@@ -548,6 +612,14 @@ def _register_plugins() -> None:
 _register_plugins()
 
 
+def _usage_line(e: typer.TyperException) -> str:
+    """A Typer/Click usage error as one line, with the ``--help`` to try."""
+    msg = " ".join(str(e.format_message()).split())  # type: ignore[attr-defined]
+    ctx = getattr(e, "ctx", None)
+    where = f"{ctx.command_path} --help" if ctx is not None else "ragsieve --help"
+    return f"error: {msg} (see '{where}')"
+
+
 def main() -> None:
     """Entry point: run the app and turn user errors into one-line messages."""
     debug = os.environ.get("RAGSIEVE_DEBUG") == "1"
@@ -555,16 +627,27 @@ def main() -> None:
         sys.argv.remove("--debug")
         debug = True
     try:
-        app()
+        # Not standalone: usage errors come back to us and print as one line like the rest.
+        rv = app(standalone_mode=False)
     except RagsieveError as e:
         if debug:
             raise
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         sys.stderr.write(f"error: {msg}\n")
         sys.exit(e.exit_code)
+    except typer.Abort:
+        sys.stderr.write("aborted\n")
+        sys.exit(1)
+    except typer.TyperException as e:
+        if type(e).__name__ == "NoArgsIsHelpError":  # bare ``ragsieve``: the help, as before
+            e.show()  # type: ignore[attr-defined]
+        else:
+            sys.stderr.write(_usage_line(e) + "\n")
+        sys.exit(int(getattr(e, "exit_code", 2)))
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
+    sys.exit(rv if isinstance(rv, int) else 0)
 
 
 if __name__ == "__main__":

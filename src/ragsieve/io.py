@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,13 @@ def _doc_id(path: Path) -> str:
 
 
 def _read_text(path: Path) -> str:
+    try:
+        mode = path.stat().st_mode
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror}") from e
+    if not stat.S_ISREG(mode):
+        # A FIFO would block forever, a device would never end: only regular files are read.
+        raise InputError(f"{path} is not a regular file (a pipe, device or socket)")
     try:
         raw = path.read_bytes()
     except OSError as e:
@@ -122,7 +130,7 @@ def _walk(folder: Path) -> Iterator[Path]:
         rel = p.relative_to(folder)
         if any(part.startswith(".") for part in rel.parts):
             continue
-        if p.is_file():
+        if not p.is_dir():  # pipes and devices too: read_source reports them as skipped
             yield p
 
 

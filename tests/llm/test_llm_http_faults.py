@@ -245,3 +245,50 @@ def test_constructor_validation() -> None:
     with pytest.raises(ConfigError, match="max_retries"):
         OpenAICompatLLM("m", "http://127.0.0.1:1/v1", max_retries=-1)
     assert "k-secret" not in repr(OpenAICompatLLM("m", "http://h/v1", api_key="k-secret"))
+
+
+def test_garbage_reply_is_echoed_short_and_escaped(scripted_server: Start) -> None:
+    garbage = b"<html>\x00\x1b[31m" + b"x" * 5000 + b"\n\n</html>"
+    srv = scripted_server([Reply(200, garbage)])
+    with pytest.raises(LLMError, match="malformed JSON") as err:
+        client(srv.base_url).generate(MSGS)
+    msg = str(err.value)
+    assert "\x00" not in msg and "\x1b" not in msg and "\n" not in msg
+    assert "\\x00" in msg and "\\x1b" in msg
+    assert len(msg) < 300
+
+
+def test_cli_llm_timeout_and_retries_bound_a_hung_server(
+    scripted_server: Start, sample_index_dir: Any
+) -> None:
+    """``ask --llm-timeout 0.5 --llm-retries 1``: two attempts of half a second, then exit 4."""
+    import subprocess
+    import sys
+
+    srv = scripted_server([Reply(200, ok_body(), delay=5.0)])
+    t0 = time.monotonic()
+    p = subprocess.run(
+        [
+            *(sys.executable, "-m", "ragsieve.cli", "ask", "Who decoded the waggle dance?"),
+            *("--index", str(sample_index_dir), "--llm", f"openai:m@{srv.base_url}"),
+            *("--llm-timeout", "0.5", "--llm-retries", "1", "--k", "1"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 4, p.stderr
+    assert p.stderr.strip().count("\n") == 0 and "timed out after 0.5s" in p.stderr
+    assert "after 1 retries" in p.stderr
+    assert len(srv.requests) == 2
+    assert time.monotonic() - t0 < 60  # the default would be 4 x 60 s
+    p = subprocess.run(
+        [
+            *(sys.executable, "-m", "ragsieve.cli", "ask", "x", "--index", str(sample_index_dir)),
+            *("--llm-timeout", "5"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2 and "does not take the option 'timeout'" in p.stderr, p.stderr

@@ -181,6 +181,13 @@ def test_validation_and_limits(server: Server) -> None:
     assert httpx.post(url + "/search", json={"query": "x", "top": 3}).status_code == 422
     assert httpx.post(url + "/ask", json={"question": "x", "budget": 0}).status_code == 422
     assert httpx.post(url + "/ask", json={"question": "x", "max_tokens": 4096}).status_code == 422
+    # Strict types: JSON true, "3" or 3.0 is not an int, 5 is not a query string.
+    for bad in ({"query": "x", "k": True}, {"query": "x", "k": "3"}, {"query": 5}):
+        r = httpx.post(url + "/search", json=bad)
+        assert r.status_code == 422, bad
+        assert r.json()["detail"][0]["loc"][-1] in ("k", "query"), r.text
+    assert httpx.post(url + "/ask", json={"question": "x", "k": 2.0}).status_code == 422
+    assert httpx.post(url + "/search", json={"query": "x", "k": 3}).status_code == 200
     # Oversized bodies: refused by the declared length, and while a chunked body streams in.
     big = json.dumps({"query": "a" * 70_000}).encode()
     r = httpx.post(url + "/search", content=big, headers={"Content-Type": "application/json"})

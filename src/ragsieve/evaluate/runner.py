@@ -145,6 +145,8 @@ class EvalConfig:
     reranker: str | None = None
     no_llm: bool = False
     llm: str = "local"
+    #: Backend options for ``get_llm`` (``timeout``, ``max_retries`` for an OpenAI endpoint).
+    llm_options: dict[str, Any] = field(default_factory=dict)
     max_tokens: int = 64
     chunker: str = "fixed"
     chunk_tokens: int | None = None  # None: the chunker's default
@@ -240,7 +242,7 @@ def run_eval(
     if not cfg.no_llm and llm is None:
         from ragsieve.llm import get_llm
 
-        llm = get_llm(cfg.llm)
+        llm = get_llm(cfg.llm, **cfg.llm_options)
     questions = list(dataset.questions)
     texts = [q.question for q in questions]
     filters = [_question_filter(dataset, q) for q in questions]

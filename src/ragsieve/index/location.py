@@ -134,8 +134,13 @@ class Location:
 
     # ------------------------------------------------------------------ changing
     def mkdir(self) -> None:
+        """Create the location; a path that cannot be a directory is an index error, one line."""
         if self.path is not None:
-            self.path.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                reason = e.strerror or type(e).__name__
+                raise IndexStoreError(f"cannot create index directory {self.path}: {reason}") from e
         else:
             self._fs.create_dir(self._root, recursive=True)
 

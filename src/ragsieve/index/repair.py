@@ -60,7 +60,8 @@ class RepairReport:
     newest: dict[str, int] = field(default_factory=dict)
     n_documents: int = 0
     n_chunks: int = 0
-    #: Where the configuration came from: ``tables`` (recorded at creation) or ``assumed``.
+    #: Where the configuration came from: ``tables`` (recorded at creation), ``manifest`` (the
+    #: damaged manifest's own, when it still parses) or ``assumed``.
     config_from: str = "tables"
     config: dict[str, Any] = field(default_factory=dict)
 
@@ -78,6 +79,8 @@ class RepairReport:
             dropped = self.newest[name] - v
             tail = f" ({dropped} newer uncommitted version(s) dropped)" if dropped else ""
             out.append(f"  {name}: version {v} of {self.newest[name]}{tail}")
+        if self.config_from == "manifest":
+            out.append(f"  config: kept from the damaged {MANIFEST}")
         if self.config_from == "assumed":
             out.append(
                 "  config: not recorded in these (older) tables; assumed "
@@ -201,6 +204,19 @@ def _recorded_config(chunks: _Table) -> dict[str, Any] | None:
         return None
 
 
+def _old_manifest_config(loc: Location) -> dict[str, Any] | None:
+    """The config of a damaged manifest that still parses (say a missing count): it names the
+    embedder the vectors were made with, which the tables of older indexes do not record."""
+    if not loc.has_file(MANIFEST):
+        return None
+    try:
+        old = json.loads(loc.read_text(MANIFEST))
+        IndexConfig(**old["config"])
+        return {"config": dict(old["config"]), "dim": int(old["dim"]), "created": time.time()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def repair(
     path: str | Path,
     storage_options: Mapping[str, str] | None = None,
@@ -256,6 +272,9 @@ def repair(
             )
         note = _recorded_config(tabs[CHUNKS])
         config_from = "tables"
+        if note is None:
+            note = _old_manifest_config(loc)
+            config_from = "manifest"
         if note is None:
             config_from = "assumed"
             cfg = config or IndexConfig(sentences=SENTENCES in tabs)

@@ -357,7 +357,9 @@ class Index:
         if p.has_file(MANIFEST) and not force:
             raise IndexStoreError(f"{p} is already an index")
         if p.exists() and not p.is_dir():
-            raise InputError(f"{p} exists and is not a directory")
+            raise IndexStoreError(
+                f"cannot create index directory {p}: it exists and is not a directory"
+            )
         _check_only_ours(p)  # before the lock file is created in someone else's directory
         p.mkdir()
         on_wait = on_wait or _log.warning
@@ -745,9 +747,11 @@ class Index:
             nonlocal total_chunks, total_tokens
             if not pending_docs:
                 return
-            vecs = embedder.embed([c.text for c in pending_chunks]) if pending_chunks else None
-            if pending_chunks:
-                tables[CHUNKS].add(_chunks_to_arrow(pending_chunks, vecs, self.manifest["dim"]))
+            # Slices bound the memory of one huge document (a 20 MB file is ~40,000 chunks).
+            for i in range(0, len(pending_chunks), WRITE_BATCH_CHUNKS):
+                part = pending_chunks[i : i + WRITE_BATCH_CHUNKS]
+                vecs = embedder.embed([c.text for c in part])
+                tables[CHUNKS].add(_chunks_to_arrow(part, vecs, self.manifest["dim"]))
                 _fault("after_chunks_write")
             if SENTENCES in tables:
                 by_doc: dict[str, list[Chunk]] = {}
@@ -882,8 +886,15 @@ def _read_manifest(where: Location | str | Path) -> dict[str, Any]:
     try:
         IndexConfig(**m["config"])
         {str(k): int(v) for k, v in m["tables"].items()}
+        for key in ("n_documents", "n_chunks", "n_tokens", "updated"):
+            if isinstance(m[key], bool) or not isinstance(m[key], int | float):
+                raise TypeError(f"{key} is not a number")
     except (KeyError, TypeError, ValueError) as e:
-        raise IndexStoreError(f"index {p} is corrupt: bad {MANIFEST} ({e})") from e
+        why = f"missing field {e.args[0]}" if isinstance(e, KeyError) else str(e)
+        raise IndexStoreError(
+            f"index {p} is corrupt: bad {MANIFEST} ({why}); "
+            f"rebuild it with `ragsieve repair --index {p}`"
+        ) from e
     return m
 
 

@@ -30,7 +30,13 @@ MAX_BACKOFF = 8.0
 
 
 def _one_line(text: object, limit: int = 160) -> str:
-    s = " ".join(str(text).split())
+    """A short, printable excerpt of a server's reply for an error message.
+
+    Whitespace runs become one space and anything unprintable (NUL, escape sequences that would
+    drive the terminal) is shown escaped (``\\x00``), so a garbage reply cannot garble stderr.
+    """
+    s = " ".join(str(text)[: limit * 4].split())
+    s = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in s)
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
@@ -187,7 +193,7 @@ class OpenAICompatLLM:
             body = resp.json()
         except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
             raise LLMError(
-                f"LLM endpoint {self.base_url} returned malformed JSON: {_one_line(resp.text, 80)}"
+                f"LLM endpoint {self.base_url} returned malformed JSON: {_one_line(resp.text, 200)}"
             ) from None
         return self._parse(body, messages)
 

@@ -81,7 +81,7 @@ _bearer = HTTPBearer(auto_error=False, description="The server's --token.")
 class SearchRequest(BaseModel):
     """Body of ``POST /search`` (the options of ``ragsieve search``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
     k: int = Field(10, ge=1, le=MAX_K, description="Number of results.")
@@ -94,7 +94,7 @@ class SearchRequest(BaseModel):
 class AskRequest(BaseModel):
     """Body of ``POST /ask`` (the options of ``ragsieve ask``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question.")
     method: str = Field("naive", min_length=1, max_length=64, description="Retrieval method.")

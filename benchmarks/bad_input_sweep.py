@@ -1,0 +1,802 @@
+"""Bad-input sweep: every command of the real ``ragsieve`` CLI against inputs a user can get wrong.
+
+Each case runs in a subprocess on a private copy of a small real index (the sample corpus,
+MiniLM through ONNX Runtime) after an optional set-up step (a damaged manifest, a FIFO, a
+scripted LLM server that hangs or answers garbage). A case passes when:
+
+* it exits with the expected code (2 bad input, 3 index, 4 LLM; 0 where the input is odd but
+  valid, e.g. a folder holding a pipe), within its time limit (else: a hang);
+* a failure prints exactly one ``error:`` line on stderr and no traceback;
+* the index's files are byte-for-byte what they were before a failed command (data harmed
+  otherwise), and an intact index still answers ``info`` afterwards.
+
+Prints the per-case table and the totals (Markdown).
+
+    PYTHONPATH=src python benchmarks/bad_input_sweep.py            # ~6 min on 2 cores
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO / "examples" / "corpus"
+DOC = str(CORPUS / "rosetta-stone.md")
+Q = "When did Champollion announce the decipherment?"
+
+
+# ----------------------------------------------------------------------------- LLM servers
+def _llm_server(kind: str) -> str:
+    """A scripted OpenAI-compatible endpoint on 127.0.0.1 that misbehaves in one way."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            status, body = {
+                "garbage": (200, b"<html>\x00\x1b[31mnot json" + b"x" * 4000),
+                "nochoices": (200, b'{"result": "x"}'),
+                "401": (401, b'{"error": {"message": "bad key"}}'),
+                "500": (500, b"internal"),
+                "hang": (200, b"{}"),
+                "badcontent": (200, b'{"choices": [{"message": {"content": 5}}]}'),
+            }[kind]
+            if kind == "hang":
+                time.sleep(30)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except OSError:
+                pass
+
+        def log_message(self, *a: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return f"openai:m@http://127.0.0.1:{httpd.server_address[1]}/v1"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# ----------------------------------------------------------------------------- cases
+Setup = Callable[[Path, Path], None]  # (work dir, index copy)
+
+
+@dataclass
+class Case:
+    area: str
+    name: str
+    args: list[str]  # {idx} and {tmp} are substituted
+    expect: int
+    setup: Setup | None = None
+    timeout: float = 120
+    fragment: str = ""  # must appear in the error line
+    intact: bool = True  # the index copy is intact (info must work afterwards)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def _write(rel: str, data: str | bytes) -> Setup:
+    def f(tmp: Path, idx: Path) -> None:
+        p = tmp / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data if isinstance(data, bytes) else data.encode())
+
+    return f
+
+
+def _fifo(rel: str) -> Setup:
+    def f(tmp: Path, idx: Path) -> None:
+        p = tmp / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(p)
+        if p.parent != tmp:
+            shutil.copy(DOC, p.parent)
+
+    return f
+
+
+def _manifest(edit: Callable[[dict[str, Any]], Any]) -> Setup:
+    def f(tmp: Path, idx: Path) -> None:
+        m = json.loads((idx / "ragsieve.json").read_text())
+        out = edit(m)
+        (idx / "ragsieve.json").write_text(out if isinstance(out, str) else json.dumps(m))
+
+    return f
+
+
+def _rm(rel: str) -> Setup:
+    def f(tmp: Path, idx: Path) -> None:
+        p = idx / rel
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
+
+    return f
+
+
+def _big(rel: str, mb: float, punct: bool) -> Setup:
+    def f(tmp: Path, idx: Path) -> None:
+        rng = random.Random(0)
+        words = ["river", "stone", "tower", "light", "city", "engine", "garden", "market"]
+        n = int(mb * 1_000_000 / 7)
+        text = " ".join(rng.choice(words) for _ in range(n))
+        if punct:
+            text = text.replace(" garden", ". Garden")
+        (tmp / rel).write_text(text)
+
+    return f
+
+
+def _chain(*fs: Setup) -> Setup:
+    def f(tmp: Path, idx: Path) -> None:
+        for g in fs:
+            g(tmp, idx)
+
+    return f
+
+
+def _jsonl(rows: list[Any]) -> str:
+    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows)
+
+
+def cases(llm: dict[str, str]) -> list[Case]:
+    I = ["--index", "{idx}"]  # noqa: E741
+    qrow = {"question": "q?", "answers": ["a"], "documents": ["a b c"]}
+    c: list[Case] = []
+    add = c.append
+    # --- index: what is read
+    add(Case("index", "missing file", ["index", "{tmp}/nope.md", *I], 2, fragment="no such"))
+    add(Case("index", "empty file", ["index", "{tmp}/e.md", *I], 2, _write("e.md", "")))
+    add(
+        Case(
+            "index",
+            "whitespace-only file",
+            ["index", "{tmp}/w.md", *I],
+            2,
+            _write("w.md", " \n\t\n"),
+        )
+    )
+    add(
+        Case(
+            "index",
+            "binary file",
+            ["index", "{tmp}/b.txt", *I],
+            2,
+            _write("b.txt", b"\x00\x01\x02\xff"),
+        )
+    )
+    add(
+        Case(
+            "index", "named pipe", ["index", "{tmp}/p.md", *I], 2, _fifo("p.md"), 60, "regular file"
+        )
+    )
+    add(
+        Case(
+            "index",
+            "pipe inside a folder (skipped)",
+            ["index", "{tmp}/d", *I],
+            0,
+            _fifo("d/p.md"),
+            60,
+        )
+    )
+    add(Case("index", "character device /dev/null", ["index", "/dev/null", *I], 2, timeout=60))
+    add(Case("index", "/dev/zero (endless device)", ["index", "/dev/zero", *I], 2, timeout=60))
+    add(Case("index", "empty folder", ["index", "{tmp}/d", *I], 2, _write("d/.keep", "")))
+    add(
+        Case(
+            "index",
+            "folder of binaries only",
+            ["index", "{tmp}/d", *I],
+            2,
+            _write("d/x.txt", b"\x00\x00"),
+        )
+    )
+    add(
+        Case(
+            "index",
+            "Latin-1 bytes",
+            ["index", "{tmp}/l.txt", *I],
+            0,
+            _write("l.txt", "caf\xe9 cr\xe8me br\xfbl\xe9e. ".encode("latin-1") * 20),
+        )
+    )
+    add(
+        Case(
+            "index",
+            "malformed JSONL",
+            ["index", "{tmp}/d.jsonl", *I],
+            2,
+            _write("d.jsonl", '{"text": "a"}\n{oops\n'),
+        )
+    )
+    add(
+        Case(
+            "index",
+            "JSONL without text",
+            ["index", "{tmp}/d.jsonl", *I],
+            2,
+            _write("d.jsonl", '{"title": "a"}\n'),
+        )
+    )
+    add(
+        Case(
+            "index",
+            "JSONL text not a string",
+            ["index", "{tmp}/d.jsonl", *I],
+            2,
+            _write("d.jsonl", '{"text": 5}\n'),
+        )
+    )
+    add(
+        Case(
+            "index",
+            "JSON array, not lines",
+            ["index", "{tmp}/d.jsonl", *I],
+            2,
+            _write("d.jsonl", '[{"text": "a"}]\n'),
+        )
+    )
+
+    def loop(tmp: Path, idx: Path) -> None:
+        (tmp / "loop").symlink_to(tmp / "loop")
+
+    add(Case("index", "symlink loop", ["index", "{tmp}/loop", *I], 2, loop))
+
+    def broken(tmp: Path, idx: Path) -> None:
+        (tmp / "dead.md").symlink_to(tmp / "nowhere.md")
+
+    add(Case("index", "broken symlink", ["index", "{tmp}/dead.md", *I], 2, broken))
+    add(
+        Case(
+            "index",
+            "2 MB on one line, no sentence end",
+            ["index", "{tmp}/big.txt", *I],
+            0,
+            _big("big.txt", 2, False),
+            400,
+        )
+    )
+    add(
+        Case(
+            "index",
+            "2 MB on one line with sentences",
+            ["index", "{tmp}/big.txt", *I],
+            0,
+            _big("big.txt", 2, True),
+            400,
+        )
+    )
+    add(
+        Case(
+            "index",
+            "12 KB word without whitespace",
+            ["index", "{tmp}/blob.txt", *I],
+            0,
+            _write("blob.txt", "QUJD" * 3000),
+        )
+    )
+    # --- index: options
+    add(Case("index", "--chunk-tokens 0", ["index", DOC, *I, "--chunk-tokens", "0"], 2))
+    add(Case("index", "--chunk-tokens 7", ["index", DOC, *I, "--chunk-tokens", "7"], 2))
+    add(Case("index", "--chunk-tokens abc", ["index", DOC, *I, "--chunk-tokens", "abc"], 2))
+    add(
+        Case(
+            "index",
+            "--chunk-tokens clash with the index",
+            ["index", DOC, *I, "--chunk-tokens", "50"],
+            2,
+            fragment="chunk_tokens",
+        )
+    )
+    add(
+        Case(
+            "index",
+            "--chunker bogus",
+            ["index", DOC, "--index", "{tmp}/new", "--chunker", "bogus"],
+            2,
+        )
+    )
+    add(
+        Case(
+            "index",
+            "--embedder bogus",
+            ["index", DOC, "--index", "{tmp}/new", "--embedder", "bogus"],
+            2,
+        )
+    )
+    add(Case("index", "--wait -1", ["index", DOC, *I, "--wait", "-1"], 2))
+    add(Case("index", "--wait abc", ["index", DOC, *I, "--wait", "abc"], 2))
+    add(Case("index", "unknown option", ["index", DOC, *I, "--frobnicate"], 2))
+    add(Case("index", "no paths", ["index", *I], 2))
+    # --- index: where it goes
+    add(Case("location", "--index ''", ["index", DOC, "--index", ""], 2))
+    add(Case("location", "--index under /proc", ["index", DOC, "--index", "/proc/ragsieve-x"], 3))
+    add(
+        Case(
+            "location",
+            "--index inside a regular file",
+            ["index", DOC, "--index", "{tmp}/f.txt/sub"],
+            3,
+            _write("f.txt", "x"),
+        )
+    )
+    add(
+        Case(
+            "location",
+            "--index is a regular file",
+            ["index", DOC, "--index", "{tmp}/f.txt"],
+            3,
+            _write("f.txt", "x"),
+        )
+    )
+    add(Case("location", "--index /dev/null", ["search", "x", "--index", "/dev/null"], 3))
+    add(Case("location", "search a missing index", ["search", "x", "--index", "{tmp}/none"], 3))
+    add(
+        Case(
+            "location",
+            "search an empty folder",
+            ["search", "x", "--index", "{tmp}/d"],
+            3,
+            _write("d/.keep", ""),
+        )
+    )
+    add(
+        Case(
+            "location",
+            "search a folder of other files",
+            ["search", "x", "--index", "{tmp}/d"],
+            3,
+            _write("d/notes.txt", "x"),
+        )
+    )
+    # --- damaged indexes: refused, never rewritten
+    lost = _rm("ragsieve.json")
+    add(
+        Case(
+            "damaged",
+            "lost manifest: index",
+            ["index", DOC, *I],
+            3,
+            lost,
+            fragment="repair",
+            intact=False,
+        )
+    )
+    add(Case("damaged", "lost manifest: rm", ["rm", DOC, *I], 3, lost, intact=False))
+    add(Case("damaged", "lost manifest: search", ["search", "x", *I], 3, lost, intact=False))
+    garbage = _manifest(lambda m: "{garbage")
+    add(
+        Case(
+            "damaged",
+            "garbage manifest: index",
+            ["index", DOC, *I],
+            3,
+            garbage,
+            fragment="corrupt",
+            intact=False,
+        )
+    )
+    add(Case("damaged", "garbage manifest: info", ["info", *I], 3, garbage, intact=False))
+    add(
+        Case(
+            "damaged",
+            "manifest without n_documents: info",
+            ["info", *I],
+            3,
+            _manifest(lambda m: m.pop("n_documents")),
+            fragment="n_documents",
+            intact=False,
+        )
+    )
+    add(
+        Case(
+            "damaged",
+            "manifest count is a string",
+            ["info", *I],
+            3,
+            _manifest(lambda m: m.update(n_chunks="12")),
+            intact=False,
+        )
+    )
+    add(
+        Case(
+            "damaged",
+            "manifest names an unknown chunker: search still reads",
+            ["search", "x", *I],
+            0,
+            _manifest(lambda m: m["config"].update(chunker="zzz")),
+            intact=False,
+        )
+    )
+    add(
+        Case(
+            "damaged",
+            "manifest names an unknown chunker: index",
+            ["index", DOC, *I],
+            2,
+            _manifest(lambda m: m["config"].update(chunker="zzz")),
+            fragment="unknown chunker",
+            intact=False,
+        )
+    )
+    add(
+        Case(
+            "damaged",
+            "manifest is a JSON list",
+            ["info", *I],
+            3,
+            _manifest(lambda m: "[1, 2]"),
+            intact=False,
+        )
+    )
+    add(
+        Case(
+            "damaged",
+            "chunks table deleted",
+            ["search", "x", *I],
+            3,
+            _rm("chunks.lance"),
+            intact=False,
+        )
+    )
+    add(
+        Case(
+            "damaged",
+            "documents table deleted: index",
+            ["index", DOC, *I],
+            3,
+            _rm("documents.lance"),
+            intact=False,
+        )
+    )
+    add(
+        Case(
+            "damaged",
+            "repair an empty folder",
+            ["repair", "--index", "{tmp}/d"],
+            3,
+            _write("d/.keep", ""),
+        )
+    )
+    add(Case("damaged", "repair a missing path", ["repair", "--index", "{tmp}/none"], 3))
+    # --- search
+    add(Case("search", "empty query", ["search", "  ", *I], 2))
+    add(Case("search", "--k 0", ["search", "x", *I, "--k", "0"], 2))
+    add(Case("search", "--k -1", ["search", "x", *I, "--k", "-1"], 2))
+    add(Case("search", "--k 100000", ["search", "x", *I, "--k", "100000"], 2))
+    add(Case("search", "--retriever colbert", ["search", "x", *I, "--retriever", "colbert"], 2))
+    add(Case("search", "--reranker bogus", ["search", "x", *I, "--reranker", "bogus"], 2))
+    add(
+        Case(
+            "search", "query of 100,000 characters", ["search", "bees " * 20000, *I, "--k", "2"], 0
+        )
+    )
+    add(
+        Case(
+            "search",
+            "query of control characters",
+            ["search", "\x1b[31m\x07 bees", *I, "--k", "2"],
+            0,
+        )
+    )
+    add(
+        Case(
+            "search",
+            "query of punctuation only (bm25)",
+            ["search", "?!.,;", *I, "--retriever", "bm25"],
+            0,
+        )
+    )
+    # --- ask / explain
+    add(Case("ask", "--method magic", ["ask", Q, *I, "--method", "magic"], 2))
+    add(Case("ask", "--method 'sage[min_k=abc]'", ["ask", Q, *I, "--method", "sage[min_k=abc]"], 2))
+    add(Case("ask", "--method 'sage[nope=1]'", ["ask", Q, *I, "--method", "sage[nope=1]"], 2))
+    add(Case("ask", "--method 'carrot['", ["ask", Q, *I, "--method", "carrot["], 2))
+    add(Case("ask", "--llm gpt-9000", ["ask", Q, *I, "--llm", "gpt-9000"], 2))
+    add(
+        Case("ask", "--llm local:missing.gguf", ["ask", Q, *I, "--llm", "local:{tmp}/none.gguf"], 2)
+    )
+    add(
+        Case(
+            "ask",
+            "--llm local:<text file>.gguf",
+            ["ask", Q, *I, "--llm", "local:{tmp}/m.gguf"],
+            2,
+            _write("m.gguf", "not a model"),
+        )
+    )
+    add(Case("ask", "--llm openai:m@ftp://x", ["ask", Q, *I, "--llm", "openai:m@ftp://x"], 2))
+    add(Case("ask", "--llm openai with no model", ["ask", Q, *I, "--llm", "openai:"], 2))
+    add(Case("ask", "--max-tokens 0", ["ask", Q, *I, "--max-tokens", "0"], 2))
+    add(Case("ask", "--budget 0", ["ask", Q, *I, "--budget", "0"], 2))
+    add(Case("ask", "--llm-timeout 0", ["ask", Q, *I, "--llm-timeout", "0"], 2))
+    add(Case("ask", "--llm-timeout with the local LLM", ["ask", Q, *I, "--llm-timeout", "5"], 2))
+    add(Case("ask", "--llm-retries 99", ["ask", Q, *I, "--llm-retries", "99"], 2))
+    fast = ["--llm-retries", "0", "--llm-timeout", "2", "--k", "1"]
+    add(
+        Case(
+            "llm",
+            "endpoint refuses connections",
+            ["ask", Q, *I, "--llm", f"openai:m@http://127.0.0.1:{_closed_port()}/v1", *fast],
+            4,
+            fragment="unreachable",
+        )
+    )
+    add(
+        Case(
+            "llm",
+            "endpoint hangs (--llm-timeout 2)",
+            ["ask", Q, *I, "--llm", llm["hang"], *fast],
+            4,
+            fragment="timed out",
+        )
+    )
+    add(
+        Case(
+            "llm",
+            "endpoint answers non-JSON with NUL bytes",
+            ["ask", Q, *I, "--llm", llm["garbage"], *fast],
+            4,
+            fragment="\\x00",
+        )
+    )
+    add(
+        Case(
+            "llm",
+            "endpoint answers JSON without choices",
+            ["ask", Q, *I, "--llm", llm["nochoices"], *fast],
+            4,
+        )
+    )
+    add(
+        Case(
+            "llm",
+            "endpoint answers a number as content",
+            ["ask", Q, *I, "--llm", llm["badcontent"], *fast],
+            4,
+        )
+    )
+    add(
+        Case(
+            "llm",
+            "endpoint says 401",
+            ["ask", Q, *I, "--llm", llm["401"], *fast],
+            4,
+            fragment="rejected",
+        )
+    )
+    add(Case("llm", "endpoint says 500", ["ask", Q, *I, "--llm", llm["500"], *fast], 4))
+    add(Case("explain", "--plot not .png", ["explain", Q, *I, "--plot", "{tmp}/p.txt"], 2))
+    add(Case("explain", "--plot under /proc", ["explain", Q, *I, "--plot", "/proc/x/p.png"], 2))
+    add(
+        Case(
+            "explain",
+            "--plot names a folder",
+            ["explain", Q, *I, "--plot", "{tmp}/d.png"],
+            2,
+            _write("d.png/.keep", ""),
+        )
+    )
+    add(
+        Case(
+            "explain",
+            "--plot inside a regular file",
+            ["explain", Q, *I, "--plot", "{tmp}/f/p.png"],
+            2,
+            _write("f", "x"),
+        )
+    )
+    # --- eval
+    add(Case("eval", "--dataset nope", ["eval", "--dataset", "nope", "--no-llm"], 2))
+    add(Case("eval", "--data missing", ["eval", "--data", "{tmp}/none.jsonl", "--no-llm"], 2))
+    add(
+        Case(
+            "eval",
+            "--data malformed",
+            ["eval", "--data", "{tmp}/q.jsonl", "--no-llm"],
+            2,
+            _write("q.jsonl", "{oops\n"),
+        )
+    )
+    add(
+        Case(
+            "eval",
+            "--data empty",
+            ["eval", "--data", "{tmp}/q.jsonl", "--no-llm"],
+            2,
+            _write("q.jsonl", ""),
+        )
+    )
+    add(
+        Case(
+            "eval",
+            "--data rows without a question",
+            ["eval", "--data", "{tmp}/q.jsonl", "--no-llm"],
+            2,
+            _write("q.jsonl", _jsonl([{"answers": ["a"]}])),
+        )
+    )
+    add(
+        Case(
+            "eval",
+            "--out inside a regular file",
+            ["eval", "--data", "{tmp}/q.jsonl", "--no-llm", "--out", "{tmp}/f/out"],
+            2,
+            _chain(_write("q.jsonl", _jsonl([qrow])), _write("f", "x")),
+        )
+    )
+    add(
+        Case(
+            "eval",
+            "--out under /proc",
+            ["eval", "--data", "{tmp}/q.jsonl", "--no-llm", "--out", "/proc/x"],
+            2,
+            _write("q.jsonl", _jsonl([qrow])),
+        )
+    )
+    add(
+        Case(
+            "eval",
+            "--methods bogus",
+            ["eval", "--data", "{tmp}/q.jsonl", "--no-llm", "--methods", "bogus"],
+            2,
+            _write("q.jsonl", _jsonl([qrow])),
+        )
+    )
+    add(Case("eval", "--limit 0", ["eval", "--dataset", "squad", "--limit", "0", "--no-llm"], 2))
+    add(
+        Case(
+            "eval",
+            "--data-dir missing",
+            ["eval", "--dataset", "squad", "--no-llm", "--data-dir", "{tmp}/none"],
+            2,
+        )
+    )
+    # --- rm / info / serve / misc
+    add(Case("rm", "unknown document", ["rm", "nope.md", *I], 2, fragment="no such document"))
+    add(Case("rm", "missing index", ["rm", "nope.md", "--index", "{tmp}/none"], 3))
+    add(Case("rm", "no document named", ["rm", *I], 2))
+    add(Case("info", "missing index", ["info", "--index", "{tmp}/none"], 3))
+    add(Case("info", "a regular file", ["info", "--index", "{tmp}/f"], 3, _write("f", "x")))
+    add(Case("serve", "--port 99999", ["serve", *I, "--port", "99999"], 2))
+    add(Case("serve", "--port in use", ["serve", *I, "--port", "{busy}"], 2))
+    add(Case("serve", "missing index", ["serve", "--index", "{tmp}/none", "--port", "0"], 3))
+    add(Case("serve", "--log-level loud", ["serve", *I, "--log-level", "loud"], 2))
+    add(Case("misc", "unknown command", ["frobnicate"], 2))
+    add(Case("misc", "unknown option before the command", ["--frob", "info"], 2))
+    return c
+
+
+# ----------------------------------------------------------------------------- running
+def _snapshot(idx: Path) -> dict[str, str]:
+    if not idx.exists():
+        return {}
+    out = {}
+    for f in sorted(idx.rglob("*")):
+        if f.is_file() and f.name != ".ragsieve.lock":
+            out[str(f.relative_to(idx))] = hashlib.sha1(f.read_bytes()).hexdigest()
+    return out
+
+
+def _cli(args: list[str], timeout: float) -> tuple[int | None, str, float]:
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "ragsieve.cli", *args],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        return None, "", time.perf_counter() - t0
+    return p.returncode, p.stderr, time.perf_counter() - t0
+
+
+def run_case(case: Case, base: Path, busy: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="ragsieve-sweep-") as t:
+        tmp = Path(t)
+        idx = tmp / "idx"
+        shutil.copytree(base, idx)
+        if case.setup:
+            case.setup(tmp, idx)
+        before = _snapshot(idx)
+        args = [a.format(idx=idx, tmp=tmp, busy=busy) for a in case.args]
+        code, err, secs = _cli(args, case.timeout)
+        after = _snapshot(idx)
+        lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("warning:")]
+        errors = [ln for ln in lines if ln.startswith("error: ")]
+        harmed = code != 0 and before != after
+        if case.intact and not harmed:
+            ok_info, _, _ = _cli(["info", "--index", str(idx)], 60)
+            harmed = ok_info != 0
+        one = code == 0 or (len(errors) == 1 and case.fragment in errors[0])
+        row = {
+            "area": case.area,
+            "case": case.name,
+            "expect": case.expect,
+            "exit": code,
+            "seconds": round(secs, 1),
+            "traceback": "Traceback" in err,
+            "hang": code is None,
+            "one_line": one,
+            "harmed": harmed,
+            "message": (errors[0][7:] if errors else "")[:110],
+        }
+        row["pass"] = code == case.expect and one and not row["traceback"] and not harmed
+        return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", default="", help="Run only cases whose area or name has this.")
+    ap.add_argument("--json", type=Path, default=None, help="Also write the rows here.")
+    args = ap.parse_args()
+    llm = {k: _llm_server(k) for k in ("garbage", "nochoices", "401", "500", "hang", "badcontent")}
+    busy_sock = socket.socket()
+    busy_sock.bind(("127.0.0.1", 0))
+    busy_sock.listen()
+    busy = busy_sock.getsockname()[1]
+    with tempfile.TemporaryDirectory(prefix="ragsieve-sweep-base-") as b:
+        base = Path(b) / "idx"
+        code, err, _ = _cli(
+            ["index", str(CORPUS), "--index", str(base), "--embedder", "minilm-onnx"], 300
+        )
+        if code != 0:
+            sys.exit(f"could not build the base index: {err}")
+        all_cases = [c for c in cases(llm) if args.only in c.area or args.only in c.name]
+        rows = []
+        print(
+            "| # | area | case | expect | exit | one line | traceback | hang | harmed | s "
+            "| message |"
+        )
+        print("|---:|---|---|---:|---:|---|---|---|---|---:|---|")
+        for i, case in enumerate(all_cases, 1):
+            r = run_case(case, base, busy)
+            rows.append(r)
+            yn = {True: "yes", False: "no"}
+            mark = "" if r["pass"] else " **FAIL**"
+            msg = r["message"].replace("|", "\\|")
+            print(
+                f"| {i} | {r['area']} | {r['case']}{mark} | {r['expect']} | {r['exit']} | "
+                f"{yn[r['one_line']]} | {yn[r['traceback']]} | {yn[r['hang']]} | "
+                f"{yn[r['harmed']]} | {r['seconds']} | {msg} |",
+                flush=True,
+            )
+    n = len(rows)
+    print(
+        f"\n{n} cases: {sum(r['pass'] for r in rows)} pass; "
+        f"{sum(r['traceback'] for r in rows)} tracebacks, {sum(r['hang'] for r in rows)} hangs, "
+        f"{sum(r['harmed'] for r in rows)} harmed, "
+        f"{sum(r['exit'] != r['expect'] for r in rows)} unexpected exit codes, "
+        f"{sum(not r['one_line'] for r in rows)} not one line"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
