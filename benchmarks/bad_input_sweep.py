@@ -218,7 +218,7 @@ def cases(llm: dict[str, str]) -> list[Case]:
             "index",
             "Latin-1 bytes",
             ["index", "{tmp}/l.txt", *I],
-            0,
+            2,
             _write("l.txt", "caf\xe9 cr\xe8me br\xfbl\xe9e. ".encode("latin-1") * 20),
         )
     )
@@ -433,10 +433,13 @@ def cases(llm: dict[str, str]) -> list[Case]:
     add(
         Case(
             "damaged",
-            "manifest names an unknown chunker: index",
-            ["index", DOC, *I],
+            "manifest names an unknown chunker: index a new file",
+            ["index", "{tmp}/new.md", *I],
             2,
-            _manifest(lambda m: m["config"].update(chunker="zzz")),
+            _chain(
+                _manifest(lambda m: m["config"].update(chunker="zzz")),
+                _write("new.md", "A new fact about space probes."),
+            ),
             fragment="unknown chunker",
             intact=False,
         )
@@ -682,7 +685,7 @@ def cases(llm: dict[str, str]) -> list[Case]:
     add(Case("info", "a regular file", ["info", "--index", "{tmp}/f"], 3, _write("f", "x")))
     add(Case("serve", "--port 99999", ["serve", *I, "--port", "99999"], 2))
     add(Case("serve", "--port in use", ["serve", *I, "--port", "{busy}"], 2))
-    add(Case("serve", "missing index", ["serve", "--index", "{tmp}/none", "--port", "0"], 3))
+    add(Case("serve", "missing index", ["serve", "--index", "{tmp}/none", "--port", str(_closed_port())], 3))
     add(Case("serve", "--log-level loud", ["serve", *I, "--log-level", "loud"], 2))
     add(Case("misc", "unknown command", ["frobnicate"], 2))
     add(Case("misc", "unknown option before the command", ["--frob", "info"], 2))

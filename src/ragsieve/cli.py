@@ -128,7 +128,9 @@ def index(
     chunk_tokens: Annotated[
         int | None,
         typer.Option(
-            "--chunk-tokens", help="Max tokens per chunk (fixed 200, paragraph 512, sage 400)."
+            "--chunk-tokens",
+            min=8,
+            help="Max tokens per chunk (fixed 200, paragraph 512, sage 400).",
         ),
     ] = None,
     embedder: Annotated[
@@ -208,13 +210,14 @@ def index(
         sent_opts["sentence_passage"] = sentence_passage
     if sent_opts and not sentences and not Location(index_dir).has_file(MANIFEST):
         raise ConfigError("--pareto-context and --sentence-passage go with --sentences")
+    loaded = None  # a new index's inputs, read once to validate them, then indexed as read
     if Location(index_dir).has_file(MANIFEST) and not force:
         idx = Index.open(index_dir)
         wanted = dataclasses.replace(
             idx.config,
             embedder=embedder or idx.config.embedder,
             chunker=chunker or idx.config.chunker,
-            chunk_tokens=chunk_tokens or idx.config.chunk_tokens,
+            chunk_tokens=idx.config.chunk_tokens if chunk_tokens is None else chunk_tokens,
             sentences=sentences or idx.config.sentences,
             **sent_opts,
         )
@@ -239,7 +242,7 @@ def index(
         if engine == "ray":
             list_files(paths)
         else:
-            load_paths(paths)
+            loaded = load_paths(paths)
         if force:
             idx = Index.create(index_dir, cfg, force=True, wait=wait, on_wait=_say)
         else:
@@ -250,11 +253,13 @@ def index(
             report, skipped = add_paths_ray(
                 idx, paths, address=address, workers=workers, progress=cb
             )
+        elif loaded is not None:
+            report, skipped = idx.add(loaded.documents, progress=cb), loaded.skipped
         else:
             report, skipped = idx.add_paths(paths, progress=cb)
     con = _err_console()
     for path, why in skipped:
-        con.print(f"[yellow]warning:[/] skipped {path}: {why}", highlight=False)
+        con.print(f"[yellow]warning:[/] skipped {path}: {why}", highlight=False, soft_wrap=True)
     result = {
         "index": str(index_dir),
         "added": len(report.added),

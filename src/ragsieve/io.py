@@ -166,7 +166,7 @@ def read_source(path: Path, explicit: bool) -> tuple[list[Document], str | None]
     except InputError as e:
         if explicit:
             raise
-        log.warning("skipping %s", e)
+        log.info("skipping %s", e)  # returned in ``skipped``: the caller reports it
         return [], str(e)
 
 
