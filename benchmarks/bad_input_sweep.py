@@ -685,7 +685,14 @@ def cases(llm: dict[str, str]) -> list[Case]:
     add(Case("info", "a regular file", ["info", "--index", "{tmp}/f"], 3, _write("f", "x")))
     add(Case("serve", "--port 99999", ["serve", *I, "--port", "99999"], 2))
     add(Case("serve", "--port in use", ["serve", *I, "--port", "{busy}"], 2))
-    add(Case("serve", "missing index", ["serve", "--index", "{tmp}/none", "--port", str(_closed_port())], 3))
+    add(
+        Case(
+            "serve",
+            "missing index",
+            ["serve", "--index", "{tmp}/none", "--port", str(_closed_port())],
+            3,
+        )
+    )
     add(Case("serve", "--log-level loud", ["serve", *I, "--log-level", "loud"], 2))
     add(Case("misc", "unknown command", ["frobnicate"], 2))
     add(Case("misc", "unknown option before the command", ["--frob", "info"], 2))

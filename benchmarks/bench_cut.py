@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from ragsieve.evaluate.metrics import recall_at_k
 from ragsieve.evaluate.runner import EvalConfig, eval_index, parse_methods, select_dataset
+from ragsieve.metrics import recall_at_k
 from ragsieve.rerank import get_reranker
 from ragsieve.retrieve import get_retriever
 from ragsieve.select import GradientCutSelector

@@ -33,8 +33,9 @@ def main() -> None:
     if not (DATA / "hotpotqa").is_dir():
         sys.exit(f"skipped: shared data not found at {DATA} (set RAGSIEVE_DATA)")
 
-    from ragsieve.rerank.base import BiEncoderReranker, get_reranker
+    from ragsieve.rerank.base import BiEncoderReranker
     from ragsieve.rerank.evaluate import load_hotpotqa
+    from ragsieve.rerank.factory import get_reranker
 
     tasks = load_hotpotqa(DATA)[: args.questions + 1]
     warm, tasks = tasks[0], tasks[1:]

@@ -41,7 +41,7 @@ DATA = Path(os.environ.get("RAGSIEVE_DATA", Path(__file__).resolve().parents[2] 
 def load_docs(n: int, seed: int = 0) -> list[Document]:
     import random
 
-    from ragsieve.rerank.train import paper_paragraphs
+    from ragsieve.data import paper_paragraphs
 
     rows = [
         json.loads(line)

@@ -362,7 +362,7 @@ def cap(results: Path) -> None:
     """The best evidence precision any context of the same size could have, per question:
     min(gold, n) / n for a context of n sentences, averaged (from a run's per_question.jsonl)."""
     from ragsieve.evaluate.datasets import load_dataset
-    from ragsieve.evaluate.metrics import _context_sentences
+    from ragsieve.metrics import _context_sentences
 
     ds = {q.id: q for q in load_dataset("hotpotqa-sent").questions}
     rows_by_m: dict[str, list[float]] = {}

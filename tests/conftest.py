@@ -77,3 +77,20 @@ def smollm2() -> Iterator[Any]:
     llm = get_llm("local", n_ctx=2048)
     yield llm
     llm.close()
+
+
+#: One non-default option per method, spelled as a user would: the spec grammar of
+#: ``ragsieve.methods.spec``, driven through the parser, the CLI and HTTP.
+METHOD_SPECS = {
+    "naive": "naive[k=2,candidates=20]",
+    "sage": "sage[n=10,min_k=2,feedback=false]",
+    "carrot": "carrot[iterations=5,lambda=0.2,scorer=bi-encoder]",
+    "saki": "saki[k=3,links=2,judge=none]",
+    "pareto": "pareto[k=3,alpha=0.7]",
+    "full": "full[unit=passage,floor=0.5]",
+}
+
+
+@pytest.fixture(scope="session")
+def method_specs() -> dict[str, str]:
+    return dict(METHOD_SPECS)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsieve.index import Index
-from ragsieve.pipeline import get_method
+from ragsieve.methods import build_method
 from ragsieve.rerank import get_reranker, rerank
 from ragsieve.retrieve import get_retriever
 from ragsieve.types import Answer, Scored
@@ -40,12 +40,14 @@ def ask(
     method: str = "naive",
     llm: Any = "local",
     options: list[str] | None = None,
-    **method_options: Any,
+    **run: Any,
 ) -> Answer:
-    """Answer ``question`` from ``index`` with ``method``; ``llm`` is a spec string or an LLM."""
+    """Answer ``question`` from ``index`` with ``method``, a spec such as
+    ``"full[unit=passage]"`` (:mod:`ragsieve.methods.spec`); ``run`` takes ``k``, ``budget``,
+    ``retriever`` and ``reranker``; ``llm`` is a spec string or an LLM."""
     from ragsieve.llm import get_llm
 
     idx = _as_index(index)
-    m = get_method(method, idx, **method_options)
+    m = build_method(method, idx, **run)
     model = get_llm(llm) if isinstance(llm, str) else llm
     return m.ask(question, model, options=options)

@@ -61,6 +61,32 @@ LLMRetriesOpt = Annotated[
 ]
 
 
+MethodRetrieverOpt = Annotated[
+    str | None,
+    typer.Option(help="dense | bm25 | hybrid (default: the method's own, dense for most)."),
+]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        exists=True,
+        dir_okay=False,
+        help="A TOML file whose [method] table is the method spec (name = ..., options).",
+    ),
+]
+
+
+def _spec(method: str | None, config: Path | None, default: str) -> Any:
+    """The method spec from ``--method`` or ``--config`` (not both), else ``default``."""
+    from ragsieve.methods import parse_spec, spec_from_toml
+
+    if method is not None and config is not None:
+        raise InputError("give --method or --config, not both")
+    if config is not None:
+        return spec_from_toml(config)
+    return parse_spec(method or default)
+
+
 def _llm_options(timeout: float | None, retries: int | None) -> dict[str, Any]:
     """The ``get_llm`` options the user set (a local backend refuses them with one line)."""
     opts: dict[str, Any] = {}
@@ -116,6 +142,122 @@ def _progress() -> tuple[Any, Any]:
         prog.update(tasks[stage], completed=done, total=total)
 
     return prog, cb
+
+
+def _check_engine(engine: str, address: str | None, workers: int | None) -> Any:
+    """Refuse a bad engine setup before anything is created; the Ray writer, or None."""
+    from ragsieve.errors import ConfigError
+
+    if engine not in {"local", "ray"}:
+        raise ConfigError(f"unknown engine {engine!r}: use local or ray")
+    if engine == "local":
+        if address or workers:
+            raise ConfigError("--address and --workers need --engine ray")
+        return None
+    import importlib.util
+
+    missing = [m for m in ("ray", "lance_ray") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError(
+            f"--engine ray needs the ray extra ({', '.join(missing)} missing): "
+            "pip install 'ragsieve[ray]'"
+        )
+    from ragsieve.index.ray_engine import add_paths_ray, check_address
+
+    if address:
+        check_address(address)  # before anything is created
+    return add_paths_ray
+
+
+def _sentence_options(
+    index_dir: str, sentences: bool, pareto_context: str | None, sentence_passage: str | None
+) -> dict[str, Any]:
+    from ragsieve.errors import ConfigError
+    from ragsieve.index.location import Location
+    from ragsieve.index.store import MANIFEST
+
+    opts: dict[str, Any] = {}
+    if pareto_context is not None:
+        opts["pareto_context"] = pareto_context
+    if sentence_passage is not None:
+        opts["sentence_passage"] = sentence_passage
+    if opts and not sentences and not Location(index_dir).has_file(MANIFEST):
+        raise ConfigError("--pareto-context and --sentence-passage go with --sentences")
+    return opts
+
+
+def _index_to_write(
+    index_dir: str,
+    paths: list[Path],
+    settings: dict[str, Any],
+    sentences: bool,
+    sent_opts: dict[str, Any],
+    engine: str,
+    force: bool,
+    wait: float,
+) -> tuple[Any, Any]:
+    """The index to add to (opened, or created after the inputs were checked) and, for a new
+    local index, its inputs already read (so they are read once)."""
+    import dataclasses
+
+    from ragsieve.errors import ConfigError
+    from ragsieve.index import Index, IndexConfig
+    from ragsieve.index.location import Location
+    from ragsieve.index.store import MANIFEST
+
+    embedder, chunker, chunk_tokens = (settings[k] for k in ("embedder", "chunker", "chunk_tokens"))
+    if Location(index_dir).has_file(MANIFEST) and not force:
+        idx = Index.open(index_dir)
+        wanted = dataclasses.replace(
+            idx.config,
+            embedder=embedder or idx.config.embedder,
+            chunker=chunker or idx.config.chunker,
+            chunk_tokens=idx.config.chunk_tokens if chunk_tokens is None else chunk_tokens,
+            sentences=sentences or idx.config.sentences,
+            **sent_opts,
+        )
+        return Index.open_or_create(index_dir, wanted, wait=wait, on_wait=_say), None
+    defaults = IndexConfig()
+    cfg = IndexConfig(
+        embedder=embedder or defaults.embedder,
+        chunker=chunker or defaults.chunker,
+        chunk_tokens=chunk_tokens,
+        sentences=sentences,
+        **sent_opts,
+    )
+    if sentences and engine == "ray":
+        raise ConfigError(
+            "--sentences needs --engine local: the Ray engine does not write the sentence table"
+        )
+    # Validate the inputs before creating anything on disk. The Ray engine reads on its
+    # workers, so only the listing is checked here (reading it all twice would not scale).
+    from ragsieve.io import list_files, load_paths
+
+    loaded = None
+    if engine == "ray":
+        list_files(paths)
+    else:
+        loaded = load_paths(paths)
+    if force:
+        return Index.create(index_dir, cfg, force=True, wait=wait, on_wait=_say), loaded
+    return Index.open_or_create(index_dir, cfg, wait=wait, on_wait=_say), loaded
+
+
+def _index_result(index_dir: str, idx: Any, report: Any, skipped: list) -> dict[str, Any]:
+    stats = idx.stats()
+    return {
+        "index": str(index_dir),
+        "added": len(report.added),
+        "updated": len(report.updated),
+        "unchanged": len(report.unchanged),
+        "skipped": [{"path": p, "reason": r} for p, r in skipped],
+        "chunks_written": report.n_chunks,
+        "tokens_written": report.n_tokens,
+        "seconds": round(report.seconds, 3),
+        "tokens_per_second": round(report.n_tokens / report.seconds, 1) if report.seconds else 0,
+        "total_documents": stats["documents"],
+        "total_chunks": stats["chunks"],
+    }
 
 
 @app.command()
@@ -179,77 +321,15 @@ def index(
     as_json: JsonOpt = False,
 ) -> None:
     """Add files to an index (created if missing); changed files are re-indexed."""
-    import dataclasses
-
-    from ragsieve.errors import ConfigError
-    from ragsieve.index import Index, IndexConfig
-    from ragsieve.index.location import Location
-    from ragsieve.index.store import MANIFEST
-
-    if engine not in {"local", "ray"}:
-        raise ConfigError(f"unknown engine {engine!r}: use local or ray")
-    if engine == "local" and (address or workers):
-        raise ConfigError("--address and --workers need --engine ray")
-    if engine == "ray":
-        import importlib.util
-
-        missing = [m for m in ("ray", "lance_ray") if importlib.util.find_spec(m) is None]
-        if missing:
-            raise ConfigError(
-                f"--engine ray needs the ray extra ({', '.join(missing)} missing): "
-                "pip install 'ragsieve[ray]'"
-            )
-        from ragsieve.index.ray_engine import add_paths_ray, check_address
-
-        if address:
-            check_address(address)  # before anything is created
-    sent_opts: dict[str, Any] = {}
-    if pareto_context is not None:
-        sent_opts["pareto_context"] = pareto_context
-    if sentence_passage is not None:
-        sent_opts["sentence_passage"] = sentence_passage
-    if sent_opts and not sentences and not Location(index_dir).has_file(MANIFEST):
-        raise ConfigError("--pareto-context and --sentence-passage go with --sentences")
-    loaded = None  # a new index's inputs, read once to validate them, then indexed as read
-    if Location(index_dir).has_file(MANIFEST) and not force:
-        idx = Index.open(index_dir)
-        wanted = dataclasses.replace(
-            idx.config,
-            embedder=embedder or idx.config.embedder,
-            chunker=chunker or idx.config.chunker,
-            chunk_tokens=idx.config.chunk_tokens if chunk_tokens is None else chunk_tokens,
-            sentences=sentences or idx.config.sentences,
-            **sent_opts,
-        )
-        idx = Index.open_or_create(index_dir, wanted, wait=wait, on_wait=_say)
-    else:
-        defaults = IndexConfig()
-        cfg = IndexConfig(
-            embedder=embedder or defaults.embedder,
-            chunker=chunker or defaults.chunker,
-            chunk_tokens=chunk_tokens,
-            sentences=sentences,
-            **sent_opts,
-        )
-        if sentences and engine == "ray":
-            raise ConfigError(
-                "--sentences needs --engine local: the Ray engine does not write the sentence table"
-            )
-        # Validate the inputs before creating anything on disk. The Ray engine reads on its
-        # workers, so only the listing is checked here (reading it all twice would not scale).
-        from ragsieve.io import list_files, load_paths
-
-        if engine == "ray":
-            list_files(paths)
-        else:
-            loaded = load_paths(paths)
-        if force:
-            idx = Index.create(index_dir, cfg, force=True, wait=wait, on_wait=_say)
-        else:
-            idx = Index.open_or_create(index_dir, cfg, wait=wait, on_wait=_say)
+    add_paths_ray = _check_engine(engine, address, workers)
+    sent_opts = _sentence_options(index_dir, sentences, pareto_context, sentence_passage)
+    settings = {"embedder": embedder, "chunker": chunker, "chunk_tokens": chunk_tokens}
+    idx, loaded = _index_to_write(
+        index_dir, paths, settings, sentences, sent_opts, engine, force, wait
+    )
     prog, cb = _progress()
     with prog:
-        if engine == "ray":
+        if add_paths_ray is not None:
             report, skipped = add_paths_ray(
                 idx, paths, address=address, workers=workers, progress=cb
             )
@@ -260,19 +340,7 @@ def index(
     con = _err_console()
     for path, why in skipped:
         con.print(f"[yellow]warning:[/] skipped {path}: {why}", highlight=False, soft_wrap=True)
-    result = {
-        "index": str(index_dir),
-        "added": len(report.added),
-        "updated": len(report.updated),
-        "unchanged": len(report.unchanged),
-        "skipped": [{"path": p, "reason": r} for p, r in skipped],
-        "chunks_written": report.n_chunks,
-        "tokens_written": report.n_tokens,
-        "seconds": round(report.seconds, 3),
-        "tokens_per_second": round(report.n_tokens / report.seconds, 1) if report.seconds else 0,
-        "total_documents": idx.stats()["documents"],
-        "total_chunks": idx.stats()["chunks"],
-    }
+    result = _index_result(index_dir, idx, report, skipped)
     if as_json:
         _print_json(result)
         return
@@ -300,7 +368,7 @@ def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     index_dir: IndexOpt,
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Results.")] = 10,
-    retriever: Annotated[str, typer.Option(help="dense | bm25 | hybrid.")] = "dense",
+    retriever: MethodRetrieverOpt = None,
     reranker: Annotated[
         str | None, typer.Option(help="Rerank candidates: bi-encoder | cross-encoder name.")
     ] = None,
@@ -314,6 +382,7 @@ def search(
     budget: Annotated[
         int | None, typer.Option(min=1, help="Token budget for --method (a ceiling).")
     ] = None,
+    config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Retrieve the chunks most relevant to QUERY (or the context a --method selects)."""
@@ -321,28 +390,23 @@ def search(
     from ragsieve.types import scored_json
 
     trace = None
-    if method is not None:
+    if method is not None or config is not None:
         from ragsieve.explain import explain as run_method
         from ragsieve.index import Index
 
-        r, _ = run_method(
-            query,
-            Index.open(index_dir),
-            method,
-            k=k,
-            budget=budget,
-            retriever=retriever,
-            reranker=reranker,
-        )
+        spec = _spec(method, config, "naive")
+        run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
+        r, _ = run_method(query, Index.open(index_dir), spec, **run)
         hits, trace = list(r.context.chunks), r.trace
     else:
         if budget is not None:
             raise InputError("--budget needs --method (plain search returns the top --k)")
+        retriever = retriever or "dense"
         hits = do_search(query, index_dir, k=k, retriever=retriever, reranker=reranker)
     if as_json:
         out = {"query": query, "retriever": retriever, "results": scored_json(hits)}
         if trace is not None:
-            out.update(method=method, trace=trace)
+            out.update(method=spec.label, trace=trace)
         _print_json(out)
         return
     if not hits:
@@ -358,14 +422,18 @@ def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     index_dir: IndexOpt,
     method: Annotated[
-        str, typer.Option(help="Method: naive, sage, carrot, pareto, saki, full (see docs).")
-    ] = "naive",
+        str | None,
+        typer.Option(
+            help="Method spec: naive, sage, carrot, pareto, saki, full, 'full[unit=passage]' "
+            "(default naive)."
+        ),
+    ] = None,
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Chunks (top-k).")] = 10,
     budget: Annotated[
         int | None,
         typer.Option(min=1, help="Fill the context up to N tokens (a ceiling; replaces --k)."),
     ] = None,
-    retriever: Annotated[str, typer.Option(help="dense | bm25 | hybrid.")] = "dense",
+    retriever: MethodRetrieverOpt = None,
     reranker: Annotated[str | None, typer.Option(help="Rerank before selection.")] = None,
     llm: Annotated[
         str, typer.Option(help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b.")
@@ -373,15 +441,18 @@ def ask(
     max_tokens: Annotated[int, typer.Option(min=1, max=8192, help="Answer length cap.")] = 256,
     llm_timeout: LLMTimeoutOpt = None,
     llm_retries: LLMRetriesOpt = None,
+    config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Answer QUESTION from the index with an LLM; prints the answer, chunks and tokens."""
     from ragsieve.index import Index
     from ragsieve.llm import get_llm
-    from ragsieve.pipeline import get_method
+    from ragsieve.methods import build_method, check_spec
 
+    run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
+    spec = check_spec(_spec(method, config, "naive"), **run)
     idx = Index.open(index_dir)
-    m = get_method(method, idx, k=k, budget=budget, retriever=retriever, reranker=reranker)
+    m = build_method(spec, idx, **run)
     model = get_llm(llm, **_llm_options(llm_timeout, llm_retries))
     answer = m.ask(question, model, max_tokens=max_tokens)
     if as_json:
@@ -404,15 +475,19 @@ def explain(
     question: Annotated[str, typer.Argument(help="The question.")],
     index_dir: IndexOpt,
     method: Annotated[
-        str, typer.Option(help="A method, with options: sage, carrot, saki, full, 'sage[min_k=3]'.")
-    ] = "sage",
+        str | None,
+        typer.Option(
+            help="A method spec: sage, carrot, saki, full, 'sage[min_k=3]' (default sage)."
+        ),
+    ] = None,
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Top-k where used.")] = 10,
     budget: Annotated[int | None, typer.Option(min=1, help="Token budget (a ceiling).")] = None,
-    retriever: Annotated[str, typer.Option(help="dense | bm25 | hybrid.")] = "dense",
+    retriever: MethodRetrieverOpt = None,
     reranker: Annotated[str | None, typer.Option(help="Reranker (default: the method's).")] = None,
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Write the explanation as a PNG here.")
     ] = None,
+    config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Show why the context for QUESTION was chosen: score curve and cut, MCTS path, links,
@@ -426,9 +501,10 @@ def explain(
         raise InputError(f"--plot must name a .png file, got {plot}")
     if plot is not None:
         _writable_target(plot, "--plot")
+    spec = _spec(method, config, "sage")
     idx = Index.open(index_dir)
     _, rep = do_explain(
-        question, idx, method, k=k, budget=budget, retriever=retriever, reranker=reranker
+        question, idx, spec, k=k, budget=budget, retriever=retriever, reranker=reranker
     )
     if plot is not None:
         try:
@@ -444,6 +520,26 @@ def explain(
         typer.echo(f"plot: {plot}")
 
 
+def _eval_specs(
+    methods: str | None,
+    config: Path | None,
+    k: int,
+    budget: int | None,
+    retriever: str | None,
+    reranker: str | None,
+) -> list[Any]:
+    """``--methods`` plus the spec of ``--config``, each checked before any work."""
+    from ragsieve.methods import check_spec, parse_methods, spec_from_toml
+
+    specs = [] if methods is None else parse_methods(methods)
+    if methods is None and config is None:
+        specs = parse_methods("naive")
+    if config is not None:
+        specs.append(spec_from_toml(config))
+    run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
+    return [check_spec(s, **run) for s in specs]
+
+
 @app.command("eval")
 def eval_cmd(
     dataset: Annotated[
@@ -455,8 +551,9 @@ def eval_cmd(
     data: Annotated[Path | None, typer.Option(help="Generic questions JSONL.")] = None,
     corpus: Annotated[Path | None, typer.Option(help="Shared corpus JSONL (with --data).")] = None,
     methods: Annotated[
-        str, typer.Option(help="Comma-separated methods; NAME[key=value,...] sets options.")
-    ] = "naive",
+        str | None,
+        typer.Option(help="Comma-separated methods; NAME[key=value,...] sets options (naive)."),
+    ] = None,
     budget: Annotated[int | None, typer.Option(min=1, help="Context token budget.")] = None,
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Chunks (top-k).")] = 10,
     limit: Annotated[int | None, typer.Option(min=1, help="First N questions.")] = None,
@@ -469,7 +566,7 @@ def eval_cmd(
     llm: Annotated[str, typer.Option(help="LLM spec (see ask).")] = "local",
     llm_timeout: LLMTimeoutOpt = None,
     llm_retries: LLMRetriesOpt = None,
-    retriever: Annotated[str, typer.Option(help="dense | bm25 | hybrid.")] = "dense",
+    retriever: MethodRetrieverOpt = None,
     reranker: Annotated[str | None, typer.Option(help="Rerank before selection.")] = None,
     chunker: Annotated[
         str, typer.Option(help="Chunker of the evaluation index: fixed | paragraph | sage.")
@@ -487,20 +584,25 @@ def eval_cmd(
     ] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Where evaluation indexes live.")] = None,
     out: Annotated[Path | None, typer.Option(help="Write results, table and plot here.")] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", exists=True, dir_okay=False, help="Add the method spec of a TOML file."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Evaluate methods on a benchmark: context, ranked-list, answer and cost metrics."""
     from ragsieve.evaluate.runner import (
         EvalConfig,
         markdown_table,
-        parse_methods,
         run_eval,
         select_dataset,
         write_outputs,
     )
 
     cfg = EvalConfig(
-        methods=parse_methods(methods),
+        methods=_eval_specs(methods, config, k, budget, retriever, reranker),
         k=k,
         budget=budget,
         retriever=retriever,
@@ -515,11 +617,6 @@ def eval_cmd(
         price_out_per_m=price_out,
         cache_dir=cache_dir,
     )
-    from ragsieve.pipeline import get_method, known_methods
-
-    for spec in cfg.methods:
-        if spec.name not in known_methods():
-            get_method(spec.name, None)  # raises the one-line unknown-method error
     if out is not None:
         _writable_target(out, "--out", is_dir=True)
     ds = select_dataset(dataset, data, corpus, limit, pool, data_dir)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ragsieve.index import Index
-    from ragsieve.pipeline import Retrieval
+    from ragsieve.methods import MethodSpec, Retrieval
 
 #: Selection-trace keys that describe a cut (SAGE) or a budgeted fill.
 CUT_KEYS = ("policy", "cut", "reason", "min_k", "g", "threshold", "drop_ratio", "budget", "k")
@@ -85,15 +85,13 @@ def report(r: Retrieval) -> dict[str, Any]:
 
 
 def explain(
-    question: str, index: Index, method: str = "sage", **options: Any
+    question: str, index: Index, method: str | MethodSpec = "sage", **run: Any
 ) -> tuple[Retrieval, dict[str, Any]]:
     """Run ``method`` (a name or ``NAME[key=value,...]``) on ``question``; return the retrieval
-    and its report."""
-    from ragsieve.evaluate.runner import parse_methods
-    from ragsieve.pipeline import get_method
+    and its report. ``run`` takes ``k``, ``budget``, ``retriever`` and ``reranker``."""
+    from ragsieve.methods import build_method
 
-    (spec,) = parse_methods(method)
-    m = get_method(spec.name, index, **{**options, **spec.options})
+    m = build_method(method, index, **run)
     r = m.retrieve([question])[0]
     return r, report(r)
 

@@ -14,7 +14,7 @@ from ragsieve.agent.predict import ConfigAgent
 from ragsieve.agent.train import AgentTrainConfig, Query, grid_labels, train_network
 from ragsieve.errors import ConfigError
 from ragsieve.index import Index
-from ragsieve.pipeline import get_method
+from ragsieve.methods import get_method
 from ragsieve.text.tokens import count_tokens
 
 pytestmark = pytest.mark.integration

@@ -26,7 +26,7 @@ from ragsieve.evaluate import (
     rouge_1,
     rouge_l,
 )
-from ragsieve.evaluate.metrics import wordnet_available
+from ragsieve.metrics import wordnet_available
 
 # --------------------------------------------------------------------------- official SQuAD v1.1
 # Transcribed from the official evaluate-v1.1.py (Rajpurkar et al.), used as the reference.

@@ -23,7 +23,7 @@ from ragsieve.evaluate import (
     ranked_metrics,
     recall_at_k,
 )
-from ragsieve.evaluate.metrics import _Grams, match_tokens
+from ragsieve.metrics import _Grams, match_tokens
 from ragsieve.text import count_tokens
 
 G1 = "The Eiffel Tower was completed in 1889 for the World's Fair in Paris."

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragsieve.evaluate import EvalDataset, aggregate, context_metrics, dataset_names, load_dataset
-from ragsieve.evaluate.metrics import _Grams, match_tokens
+from ragsieve.metrics import _Grams, match_tokens
 
 _cache: dict[str, EvalDataset] = {}
 

@@ -122,7 +122,7 @@ def test_remove_deletes_the_sentences_too(sentence_index_dir: Path, tmp_path: Pa
 def test_an_index_without_the_table_still_opens_and_says_what_to_do(
     sample_index_dir: Path,
 ) -> None:
-    from ragsieve.pipeline import get_method
+    from ragsieve.methods import get_method
 
     idx = Index.open(sample_index_dir)
     assert not idx.has_sentences

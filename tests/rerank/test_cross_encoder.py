@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from ragsieve.errors import ConfigError
-from ragsieve.rerank.base import get_reranker
 from ragsieve.rerank.bm25 import BM25Reranker
 from ragsieve.rerank.cross_encoder import OnnxCrossEncoder, shipped_model_dir, sigmoid
+from ragsieve.rerank.factory import get_reranker
 
 pytestmark = pytest.mark.integration
 

@@ -390,3 +390,47 @@ def test_unexpected_errors_are_500_without_traceback(
     r = TestClient(app).post("/search", json={"query": "x"})
     assert r.status_code == 500 and r.json() == {"error": "internal error"}
     assert "secret" not in r.text
+
+
+# ----------------------------------------------------------------------------- method specs
+QUESTIONS = [
+    "In which year did Champollion announce the decipherment of hieroglyphs?",
+    "How do honey bees tell the hive where flowers are?",
+]
+
+
+@pytest.fixture(scope="module")
+def sentence_server(
+    sentence_index_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    srv = start_server(sentence_index_dir, tmp_path_factory.mktemp("spec") / "server.log")
+    yield srv.url
+    stop_server(srv)
+    assert "Traceback" not in srv.log_text()
+
+
+@pytest.mark.integration
+def test_http_search_and_ask_take_the_same_specs(
+    sentence_server: str, method_specs: dict[str, str]
+) -> None:
+    for name, spec in method_specs.items():
+        body = {"query": QUESTIONS[1], "method": spec, "budget": 120}
+        r = httpx.post(sentence_server + "/search", json=body, timeout=300)
+        assert r.status_code == 200, (name, r.text)
+        assert r.json()["method"] == spec and r.json()["results"]
+    body = {"question": QUESTIONS[0], "method": "full[unit=passage,floor=0.5]", "max_tokens": 16}
+    r = httpx.post(sentence_server + "/ask", json=body, timeout=600)
+    assert r.status_code == 200, r.text
+    assert r.json()["method"] == "full" and r.json()["context"]
+    bad = httpx.post(
+        sentence_server + "/ask", json={"question": "x", "method": "full[flor=1]"}, timeout=60
+    )
+    assert bad.status_code == 400
+    assert "valid keys are N, min_k" in bad.json()["error"]
+    refused = httpx.post(
+        sentence_server + "/search",
+        json={"query": "x", "method": "carrot[agent=true,agent_dir=/tmp]"},
+        timeout=60,
+    )
+    assert refused.status_code == 400
+    assert "agent_dir cannot be set over HTTP" in refused.json()["error"]

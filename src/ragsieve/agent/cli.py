@@ -29,8 +29,8 @@ def train_agent_cmd(
 ) -> None:
     """Train CARROT's configuration agent from a grid search on training queries (CPU)."""
     from ragsieve.agent.train import AgentTrainConfig, train_agent
+    from ragsieve.data import find_data_dir
     from ragsieve.errors import ConfigError
-    from ragsieve.evaluate.datasets import find_data_dir
 
     if qasper + msmarco == 0:
         raise ConfigError("nothing to train on: --qasper and --msmarco are both 0")

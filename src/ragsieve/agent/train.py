@@ -10,7 +10,7 @@ those candidates exactly as at inference).
 Labels (Sec. VI-B2, "grid search over parameters"): every scorer of :data:`SCORERS` x the grid
 iterations {5, 10, 20, 50} x c {1.0, 2.4, 4.0} x lambda {0, 0.1, 0.5, 1} (192 MCTS runs per
 query). Utility of a run = the **Information Efficiency** of the context it selects
-(``evidence_recall x evidence_precision``, :func:`ragsieve.evaluate.metrics.ie`, SAKI-RAG's
+(``evidence_recall x evidence_precision``, :func:`ragsieve.metrics.ie`, SAKI-RAG's
 Formula 8) against the query's gold evidence: the context-level utility of ``--no-llm``; the
 paper's ROUGE-L of an LLM answer is not used (no LLM in the loop, see docs/carrot.md).
 
@@ -89,8 +89,8 @@ class Query:
 
 
 def _qasper_queries(data_dir: Path, n: int, cfg: AgentTrainConfig, rng: random.Random) -> list:
+    from ragsieve.data import QASPER_TRAIN_P, QASPER_TRAIN_Q, qasper_evidence
     from ragsieve.rerank.bm25 import BM25Index
-    from ragsieve.rerank.train import QASPER_TRAIN_P, QASPER_TRAIN_Q, qasper_evidence
     from ragsieve.segment.base import pack_sentences, sentences_of
     from ragsieve.types import Document
 
@@ -137,15 +137,16 @@ def _qasper_queries(data_dir: Path, n: int, cfg: AgentTrainConfig, rng: random.R
 
 
 def _msmarco_queries(data_dir: Path, n: int, cfg: AgentTrainConfig, rng: random.Random) -> list:
+    from ragsieve.data import fix_mojibake
     from ragsieve.rerank.bm25 import BM25Index
-    from ragsieve.rerank.train import MSMARCO, _fix_mojibake
+    from ragsieve.rerank.train import MSMARCO
     from ragsieve.text.tokens import count_tokens_batch
 
     path = data_dir / MSMARCO
     if not path.is_file():
         raise InputError(f"MS MARCO file not found: {path}")
     rows = [r for r in json.loads(path.read_text(encoding="utf-8")) if r.get("positive")]
-    passages = [_fix_mojibake(r["positive"][0].strip()) for r in rows]
+    passages = [fix_mojibake(r["positive"][0].strip()) for r in rows]
     index = BM25Index(passages)
     out: list[Query] = []
     for qi in rng.sample(range(len(rows)), min(n, len(rows))):
@@ -175,9 +176,7 @@ def _scorers(query: Query, embedder: str) -> dict[str, Any]:
         name: BenefitScorer(get_reranker(name, embedder), query.query, query.candidates)
         for name in SCORERS
     }
-    ens, ce, bi = sc["ensemble"], sc["cross-encoder"], sc["bi-encoder"]
-    ens._ce_cache = ce._ce_cache
-    ens._cos_cache = bi._cos_cache
+    sc["ensemble"].anchored.share(ce=sc["cross-encoder"].anchored, cos=sc["bi-encoder"].anchored)
     return sc
 
 
@@ -191,7 +190,7 @@ def grid_labels(
     query: Query, cfg: AgentTrainConfig
 ) -> tuple[int, np.ndarray, dict[str, Any]] | None:
     """``(scorer label, params, info)`` for one query, or None when it carries no preference."""
-    from ragsieve.evaluate.metrics import ie
+    from ragsieve.metrics import ie
     from ragsieve.select.mcts import MCTSConfig, mcts_search
     from ragsieve.select.search import exhaustive_search
 

@@ -3,22 +3,29 @@
 * :mod:`~ragsieve.evaluate.schema`: the common question/document schema and the generic JSONL
   format (:func:`load_generic`);
 * :mod:`~ragsieve.evaluate.datasets`: built-in benchmark loaders (:func:`load_dataset`);
-* :mod:`~ragsieve.evaluate.metrics`: context, ranked-list and answer metrics, :func:`aggregate`;
-* :mod:`~ragsieve.evaluate.cost`: SAGE's cost (Eq. 1) and cost efficiency (Eq. 2), latency.
+* :mod:`~ragsieve.metrics`: context, ranked-list and answer metrics, :func:`aggregate`;
+* :mod:`~ragsieve.llm.cost`: SAGE's cost (Eq. 1) and cost efficiency (Eq. 2), latency.
 
 Definitions and formulas: ``docs/metrics.md``. Heavy metric libraries (rouge-score, sacrebleu,
 nltk) are imported on first use, so importing this package stays cheap.
 """
 
-from ragsieve.evaluate.cost import (
+from ragsieve.evaluate.datasets import DATASETS, dataset_names, find_data_dir, load_dataset
+from ragsieve.evaluate.schema import (
+    EvalDataset,
+    EvalDocument,
+    EvalQuestion,
+    load_corpus,
+    load_generic,
+)
+from ragsieve.llm.cost import (
     PRICES,
     cost_efficiency,
     latency_summary,
     llm_cost,
     relative_cost_efficiency,
 )
-from ragsieve.evaluate.datasets import DATASETS, dataset_names, find_data_dir, load_dataset
-from ragsieve.evaluate.metrics import (
+from ragsieve.metrics import (
     accuracy_mc,
     aggregate,
     answer_metrics,
@@ -46,13 +53,6 @@ from ragsieve.evaluate.metrics import (
     recall_at_k,
     rouge_1,
     rouge_l,
-)
-from ragsieve.evaluate.schema import (
-    EvalDataset,
-    EvalDocument,
-    EvalQuestion,
-    load_corpus,
-    load_generic,
 )
 
 __all__ = [

@@ -29,50 +29,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragsieve.data import find_data_dir, fix_mojibake
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.evaluate.schema import EvalDataset, EvalDocument, EvalQuestion, load_generic
-
-ENV_VAR = "RAGSIEVE_DATA"
-
-
-# --------------------------------------------------------------------------- data folder
-
-
-def _candidates() -> Iterator[Path]:
-    for start in (Path.cwd(), Path(__file__).resolve().parent):
-        for base in (start, *start.parents):
-            yield base / "shared" / "data"
-
-
-def find_data_dir(data_dir: str | Path | None = None) -> Path:
-    """The benchmark data folder: ``data_dir`` if given, else ``$RAGSIEVE_DATA``, else the first
-    ``shared/data`` found walking up from the working directory and from this package (the
-    repository lives at ``<root>/main`` with the data at ``<root>/shared/data``)."""
-    if data_dir is not None:
-        path = Path(data_dir)
-        if not path.is_dir():
-            raise InputError(f"data folder {path} does not exist")
-        return path
-    env = os.environ.get(ENV_VAR)
-    if env:
-        path = Path(env)
-        if not path.is_dir():
-            raise InputError(f"{ENV_VAR}={env} is not a folder")
-        return path
-    for path in _candidates():
-        if path.is_dir():
-            return path
-    raise InputError(
-        f"benchmark data folder not found: set {ENV_VAR} or pass data_dir "
-        "(expected shared/data beside the repository)"
-    )
 
 
 def _file(data_dir: Path, rel: str) -> Path:
@@ -182,20 +147,6 @@ def _sentence_spans(text: str) -> list[tuple[int, int]]:
 
 def _sentences_covering(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> list[str]:
     return [text[s:e].strip() for s, e in spans if s < max(end, start + 1) and e > start]
-
-
-_MOJIBAKE = re.compile("[\u00c2-\u00f4][\u0080-\u00bf]")
-
-
-def _fix_mojibake(text: str) -> str:
-    """Undo UTF-8 bytes decoded as Latin-1 ("c.1590 â\\x80\\x93 1657" -> "c.1590 – 1657"), as
-    found in MS MARCO passages; text that does not round-trip is left unchanged."""
-    if not _MOJIBAKE.search(text):
-        return text
-    try:
-        return text.encode("latin-1").decode("utf-8")
-    except (UnicodeEncodeError, UnicodeDecodeError):
-        return text
 
 
 # --------------------------------------------------------------------------- loaders
@@ -455,7 +406,7 @@ def _load_msmarco(data_dir: Path, limit: int | None) -> EvalDataset:
     for row in rows:
         evidence: list[str] = []
         for passage in row["positive"]:
-            text = _fix_mojibake(passage).strip()
+            text = fix_mojibake(passage).strip()
             if text not in corpus:
                 corpus[text] = EvalDocument(id=f"msmarco-p{len(corpus)}", title="", text=text)
             evidence.append(text)

@@ -30,16 +30,17 @@ from pathlib import Path
 from typing import Any
 
 from ragsieve.errors import ConfigError
-from ragsieve.evaluate.cost import (
+from ragsieve.evaluate.schema import EvalDataset, EvalQuestion
+from ragsieve.index import Index, IndexConfig
+from ragsieve.llm.cost import (
     DEFAULT_PRICE_IN_PER_M,
     DEFAULT_PRICE_OUT_PER_M,
     cost_efficiency,
     latency_summary,
     llm_cost,
 )
-from ragsieve.evaluate.metrics import aggregate, answer_metrics, context_metrics, ranked_metrics
-from ragsieve.evaluate.schema import EvalDataset, EvalQuestion
-from ragsieve.index import Index, IndexConfig
+from ragsieve.methods import MethodSpec, build_method, method_needs_sentences, parse_methods
+from ragsieve.metrics import aggregate, answer_metrics, context_metrics, ranked_metrics
 from ragsieve.types import Document
 
 Progress = Callable[[str, int, int], None]
@@ -66,74 +67,6 @@ TABLE_COLUMNS = [
 ]
 
 
-@dataclass(frozen=True)
-class MethodSpec:
-    """A method name plus options; ``label`` is how it appears in reports."""
-
-    label: str
-    name: str
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-_SPEC = re.compile(r"^([A-Za-z0-9_\-]+)(?:\[(.*)\])?$")
-
-
-def _coerce(value: str) -> Any:
-    low = value.lower()
-    if low in ("none", "null"):
-        return None
-    if low in ("true", "false"):
-        return low == "true"
-    for cast in (int, float):
-        try:
-            return cast(value)
-        except ValueError:
-            pass
-    return value
-
-
-def parse_methods(text: str) -> list[MethodSpec]:
-    """Parse ``naive,naive[retriever=bm25,k=5]`` into method specs.
-
-    Options in brackets override the run's defaults for that method only, so an ablation is one
-    ``--methods`` argument.
-    """
-    parts: list[str] = []
-    depth, cur = 0, ""
-    for ch in text:
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    specs: list[MethodSpec] = []
-    for raw in (p.strip() for p in parts):
-        if not raw:
-            continue
-        m = _SPEC.match(raw)
-        if not m:
-            raise ConfigError(f"bad method spec {raw!r}: use NAME or NAME[key=value,...]")
-        opts: dict[str, Any] = {}
-        if m.group(2):
-            for kv in m.group(2).split(","):
-                if "=" not in kv:
-                    raise ConfigError(f"bad option {kv!r} in {raw!r}: use key=value")
-                key, value = kv.split("=", 1)
-                opts[key.strip().replace("-", "_")] = _coerce(value.strip())
-        specs.append(MethodSpec(raw, m.group(1), opts))
-    if not specs:
-        raise ConfigError("no methods given")
-    labels = [s.label for s in specs]
-    if len(set(labels)) != len(labels):
-        raise ConfigError("a method is listed twice")
-    return specs
-
-
 @dataclass
 class EvalConfig:
     """Settings of one evaluation run (CLI flags of ``ragsieve eval``)."""
@@ -141,7 +74,8 @@ class EvalConfig:
     methods: list[MethodSpec]
     k: int = 10
     budget: int | None = None
-    retriever: str = "dense"
+    #: None: each method's own retriever (dense for most, hybrid for ``full``).
+    retriever: str | None = None
     reranker: str | None = None
     no_llm: bool = False
     llm: str = "local"
@@ -186,8 +120,6 @@ def eval_index(
     for d in sorted(docs, key=lambda d: d.id):
         h.update(d.id.encode())
         h.update(hashlib.sha256(d.text.encode()).digest())
-    from ragsieve.pipeline import method_needs_sentences
-
     extra = dict(cfg.index_options)
     if any(method_needs_sentences(s.name) for s in cfg.methods):
         extra.setdefault("sentences", True)  # pareto / saki read the sentence table
@@ -209,15 +141,9 @@ def eval_index(
     return index, time.perf_counter() - t0
 
 
-def _method_options(spec: MethodSpec, cfg: EvalConfig) -> dict[str, Any]:
-    opts: dict[str, Any] = {
-        "k": cfg.k,
-        "budget": cfg.budget,
-        "retriever": cfg.retriever,
-        "reranker": cfg.reranker,
-    }
-    opts.update(spec.options)
-    return opts
+def _run_options(cfg: EvalConfig) -> dict[str, Any]:
+    """The run-level options every method's spec is built over."""
+    return {"k": cfg.k, "budget": cfg.budget, "retriever": cfg.retriever, "reranker": cfg.reranker}
 
 
 def _question_filter(dataset: EvalDataset, q: EvalQuestion) -> list[str] | None:
@@ -234,8 +160,6 @@ def run_eval(
 
     ``llm`` may be an LLM object to reuse (else ``cfg.llm`` is loaded when answers are needed).
     """
-    from ragsieve.pipeline import get_method
-
     if not dataset.questions:
         raise ConfigError(f"dataset {dataset.name} has no questions")
     index, build_s = eval_index(dataset, cfg, progress)
@@ -250,7 +174,7 @@ def run_eval(
     rows: list[dict[str, Any]] = []
     batch = 32
     for spec in cfg.methods:
-        method = get_method(spec.name, index, **_method_options(spec, cfg))
+        method = build_method(spec, index, **_run_options(cfg))
         per_q: list[dict[str, Any]] = []
         timings: list[dict[str, float]] = []
         t_method = time.perf_counter()

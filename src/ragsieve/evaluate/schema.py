@@ -6,7 +6,7 @@ a question came from:
 
 * :class:`EvalDocument` -- one retrievable source document;
 * :class:`EvalQuestion` -- a question, its gold answers, its gold evidence (verbatim sentences or
-  paragraphs, matched against retrieved text by :mod:`ragsieve.evaluate.metrics`) and, optionally,
+  paragraphs, matched against retrieved text by :mod:`ragsieve.metrics`) and, optionally,
   its own document pool (HotpotQA's distractor setting) and multiple-choice options;
 * :class:`EvalDataset` -- the questions plus an optional shared corpus, used by the questions that
   carry no documents of their own.
@@ -89,7 +89,7 @@ class EvalQuestion:
 
     @property
     def answer_targets(self) -> tuple[str, ...]:
-        """The strings :func:`~ragsieve.evaluate.metrics.answer_recall` looks for in a context.
+        """The strings :func:`~ragsieve.metrics.answer_recall` looks for in a context.
 
         For multiple choice, the correct option's text; where a loader recorded extractive answer
         spans (QASPER joins several spans into one answer string, which never occurs verbatim),

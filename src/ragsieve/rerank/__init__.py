@@ -4,8 +4,8 @@ from ragsieve.rerank.base import (
     BiEncoderReranker,
     CrossEncoderReranker,
     Reranker,
-    get_reranker,
     rerank,
 )
+from ragsieve.rerank.factory import get_reranker
 
 __all__ = ["BiEncoderReranker", "CrossEncoderReranker", "Reranker", "get_reranker", "rerank"]

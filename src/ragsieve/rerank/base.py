@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
-from functools import lru_cache
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -28,6 +28,71 @@ class Reranker(Protocol):
     def score(self, query: str, texts: list[str]) -> np.ndarray: ...
 
 
+class Anchored(Protocol):
+    """One query's scorer whose list-relative statistics are fixed by a candidate pool, so a
+    text's score does not depend on the other texts of its call (CARROT's benefit needs it:
+    :mod:`ragsieve.select.benefit`). ``score`` returns the scores in [0, 1] and how many model
+    inputs it actually ran (cached ones are free)."""
+
+    def score(self, texts: list[str]) -> tuple[np.ndarray, int]: ...
+
+
+class PlainAnchored:
+    """A reranker without list-relative statistics or a model cache: called as it is."""
+
+    def __init__(self, reranker: Reranker, query: str) -> None:
+        self.reranker, self.query = reranker, query
+
+    def score(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        return np.asarray(self.reranker.score(self.query, texts), dtype=np.float64), len(texts)
+
+
+def anchored(reranker: Reranker, query: str, pool: Sequence[str]) -> Anchored:
+    """``reranker.anchored(query, pool)`` where the reranker offers it, else it as it is."""
+    make = getattr(reranker, "anchored", None)
+    return make(query, pool) if callable(make) else PlainAnchored(reranker, query)
+
+
+class CachedCosines:
+    """Query-text cosines, each distinct (truncated) model input embedded once."""
+
+    def __init__(self, embedder: Any, query: str) -> None:
+        self.embedder, self.query = embedder, query
+        self.cache: dict[Any, float] = {}
+        self._qvec: np.ndarray | None = None
+
+    def _key(self, text: str) -> Any:
+        emb = self.embedder
+        model = getattr(emb, "_model", None)
+        tok = getattr(model, "tokenizer", None)
+        if tok is not None and hasattr(model, "max_seq_length"):
+            return tuple(tok(text, truncation=True, max_length=model.max_seq_length)["input_ids"])
+        inner = getattr(emb, "_tok", None)  # MiniLMOnnxEmbedder: a truncating `tokenizers` one
+        return tuple(inner.encode(text).ids) if inner is not None else text
+
+    def cosines(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        from ragsieve.embed.base import SentenceTransformerEmbedder
+
+        emb = self.embedder
+        if self._qvec is None:
+            self._qvec = np.asarray(emb.embed([self.query])[0], dtype=np.float64)
+        keys = [self._key(t) for t in texts]
+        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self.cache}
+        if missing:
+            new = list(missing.values())
+            if isinstance(emb, SentenceTransformerEmbedder):  # fp32: padding-invariant
+                vecs = emb.embed(new)
+            else:  # e.g. int8 ONNX: one text per run, as for the cross-encoder
+                vecs = np.concatenate([emb.embed([t]) for t in new])
+            for k, v in zip(missing, vecs, strict=True):
+                self.cache[k] = float(np.asarray(v, dtype=np.float64) @ self._qvec)
+        return np.asarray([self.cache[k] for k in keys], dtype=np.float64), len(missing)
+
+    def score(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        cos, n = self.cosines(texts)
+        return np.clip(cos, 0.0, 1.0), n
+
+
 class BiEncoderReranker:
     """Cosine between query and passage embeddings, clipped to [0, 1]."""
 
@@ -40,6 +105,10 @@ class BiEncoderReranker:
             return np.zeros(0, dtype=np.float32)
         vecs = self.embedder.embed([query, *texts])
         return np.clip(vecs[1:] @ vecs[0], 0.0, 1.0).astype(np.float32)
+
+    def anchored(self, query: str, pool: Sequence[str]) -> CachedCosines:
+        """Cosines are absolute; anchoring only caches each distinct input's embedding."""
+        return CachedCosines(self.embedder, query)
 
 
 class CrossEncoderReranker:
@@ -79,47 +148,6 @@ class CrossEncoderReranker:
 # the cross-encoder alone loses to both baselines on SQuAD and HotpotQA; the fusion does not
 # (benchmarks/results/reranker.md).
 DEFAULT_RERANKER = "ensemble"
-
-
-@lru_cache(maxsize=8)
-def get_reranker(name: str = DEFAULT_RERANKER, embedder: str = "minilm") -> Reranker:
-    """A reranker by name.
-
-    * ``ensemble`` (default): the shipped cross-encoder fused with bi-encoder cosine and BM25
-      by learned weights (:mod:`ragsieve.rerank.fusion`; offline);
-    * ``cross-encoder``: the shipped int8 ONNX cross-encoder alone (offline);
-      ``cross-encoder-fp32:DIR`` / ``cross-encoder:DIR`` load ``model_fp32.onnx`` / ``model.onnx``
-      from a ``ragsieve train-reranker`` output folder;
-    * ``bi-encoder``: cosine of the index's embedder (offline);
-    * ``bm25``: BM25 over the candidate passages themselves (offline);
-    * anything else with a ``/`` or naming a directory: a sentence-transformers cross-encoder
-      (a Hugging Face name needs the network).
-    """
-    from ragsieve.rerank.bm25 import BM25Reranker
-    from ragsieve.rerank.cross_encoder import OnnxCrossEncoder
-
-    if name in ("ensemble", "fusion"):
-        from ragsieve.rerank.fusion import FusionReranker
-
-        return FusionReranker(embedder=embedder)
-    if name in ("cross-encoder", "crossencoder"):
-        return OnnxCrossEncoder()
-    for prefix, variant in (("cross-encoder:", "int8"), ("cross-encoder-fp32:", "fp32")):
-        if name.startswith(prefix):
-            path = name[len(prefix) :]
-            if not os.path.isdir(path):
-                raise ConfigError(f"cross-encoder folder {path!r} does not exist")
-            return OnnxCrossEncoder(path, variant=variant)
-    if name in ("bi-encoder", "biencoder"):
-        return BiEncoderReranker(embedder)
-    if name == "bm25":
-        return BM25Reranker()
-    if "/" in name or os.path.isdir(name):
-        return CrossEncoderReranker(name)
-    raise ConfigError(
-        f"unknown reranker {name!r}: use ensemble, cross-encoder, bi-encoder, bm25 or a "
-        "cross-encoder ORG/NAME (online)"
-    )
 
 
 def rerank(reranker: Reranker, query: str, candidates: list[Scored]) -> list[Scored]:

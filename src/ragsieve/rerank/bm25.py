@@ -13,6 +13,7 @@ Tokens are lowercased ``\\w+`` runs minus a short English stop-word list; Okapi 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -97,6 +98,53 @@ class BM25Reranker:
             return np.zeros(0, dtype=np.float64)
         return BM25Index(texts, k1=self.k1, b=self.b).scores(query)
 
+    def anchored(self, query: str, pool: Sequence[str]) -> AnchoredBM25:
+        """BM25 with idf and average length fixed by ``pool`` (a concatenation of pool texts
+        holds no other term, so its idf is exact)."""
+        return AnchoredBM25(query, pool, self.k1, self.b, self.k)
+
     def score(self, query: str, texts: list[str]) -> np.ndarray:
         s = self.raw_scores(query, texts)
         return (s / (s + self.k)).astype(np.float32)
+
+
+class AnchoredBM25:
+    """Okapi BM25 with idf and average length fixed by the candidate pool."""
+
+    def __init__(
+        self, query: str, pool: Sequence[str], k1: float = 1.2, b: float = 0.75, k: float = 5.0
+    ) -> None:
+        self.k1, self.b, self.k = k1, b, k
+        self.terms = tokenize(query)
+        docs = [tokenize(t) for t in pool]
+        n = len(docs)
+        self.avgdl = float(np.mean([len(d) for d in docs])) if n else 1.0
+        self.avgdl = self.avgdl if self.avgdl > 0 else 1.0
+        self.idf: dict[str, float] = {}
+        for term in set(self.terms):
+            df = sum(term in set(d) for d in docs)
+            self.idf[term] = float(np.log1p((n - df + 0.5) / (df + 0.5)))
+        self._tokenize = tokenize
+
+    def score(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        raw = self.raw(texts)
+        return raw / (raw + self.k), 0
+
+    def raw(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros(len(texts), dtype=np.float64)
+        if not self.terms:
+            return out
+        for i, text in enumerate(texts):
+            toks = self._tokenize(text)
+            norm = self.k1 * (1.0 - self.b + self.b * len(toks) / self.avgdl)
+            counts: dict[str, int] = {}
+            for t in toks:
+                if t in self.idf:
+                    counts[t] = counts.get(t, 0) + 1
+            # A repeated query term counts once per occurrence, as BM25Index.scores does.
+            out[i] = sum(
+                self.idf[t] * counts[t] * (self.k1 + 1.0) / (counts[t] + norm)
+                for t in self.terms
+                if t in counts
+            )
+        return out

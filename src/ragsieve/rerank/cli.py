@@ -49,7 +49,7 @@ def train_reranker(
 ) -> None:
     """Fine-tune the cross-encoder reranker from the packaged MiniLM weights (CPU, fixed seed)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from ragsieve.evaluate.datasets import find_data_dir
+    from ragsieve.data import find_data_dir
     from ragsieve.rerank.train import TrainConfig, train
 
     cfg = TrainConfig(
@@ -87,7 +87,7 @@ def train_fusion_cmd(
     """Fit the ``ensemble`` reranker's weights (cross-encoder + bi-encoder + BM25) on training
     data; ``models/reranker/fusion.json`` in the package was made by this command."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from ragsieve.evaluate.datasets import find_data_dir
+    from ragsieve.data import find_data_dir
     from ragsieve.rerank.fusion import train_fusion
 
     if qasper + msmarco == 0:
@@ -143,7 +143,7 @@ def rerank_cmd(
     reranker: RerankerOpt = "ensemble",
 ) -> None:
     """Score many queries' passages in one process: a JSON line per query, best first."""
-    from ragsieve.rerank.base import get_reranker
+    from ragsieve.rerank.factory import get_reranker
 
     rows = _read_queries(queries)  # validate the whole file before loading a model
     scorer = get_reranker(reranker)
@@ -177,7 +177,7 @@ def eval_reranker(
     as_json: JsonOpt = False,
 ) -> None:
     """MRR@10, nDCG@10 and Recall@1 of rerankers on held-out ranking tasks, side by side."""
-    from ragsieve.evaluate.datasets import find_data_dir
+    from ragsieve.data import find_data_dir
     from ragsieve.rerank.evaluate import TASKS, format_table, run_eval
 
     names = [r.strip() for r in rerankers.split(",") if r.strip()]

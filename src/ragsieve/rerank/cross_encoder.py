@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -156,3 +157,37 @@ class OnnxCrossEncoder:
     def score(self, query: str, texts: list[str]) -> np.ndarray:
         """``sigmoid(logit)`` in [0, 1] of each text against ``query``."""
         return sigmoid(self.logits(query, texts))
+
+    def anchored(self, query: str, pool: Sequence[str]) -> PairwiseLogits:
+        """One pair per model run, cached by its truncated input ids (see the class)."""
+        return PairwiseLogits(self, query)
+
+
+class PairwiseLogits:
+    """A cross-encoder's logits for one query, one (query, text) pair per model run.
+
+    The shipped model is int8 with *dynamic* quantisation: activation scales come from the whole
+    batch, so a padded batch changes every member's logit (by up to 0.8 on real chunks). One
+    pair per run makes a score a function of the text alone. Outputs are cached by the
+    *truncated* token ids: two texts that agree within the model's window get the same input,
+    hence the same score, and run once.
+    """
+
+    def __init__(self, ce: OnnxCrossEncoder, query: str) -> None:
+        self.ce, self.query = ce, query
+        self.cache: dict[Any, float] = {}
+
+    def logits(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        ce = self.ce
+        ce._load()
+        keys = [tuple(ce._tokenizer.encode(self.query, t).ids) for t in texts]
+        ran = 0
+        for key, t in zip(keys, texts, strict=True):
+            if key not in self.cache:
+                self.cache[key] = float(ce.logits_pairs([(self.query, t)])[0])
+                ran += 1
+        return np.asarray([self.cache[k] for k in keys], dtype=np.float64), ran
+
+    def score(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        z, ran = self.logits(texts)
+        return 1.0 / (1.0 + np.exp(-z)), ran

@@ -96,7 +96,7 @@ def _need(path: Path) -> Path:
 
 
 def load_qasper_val(data_dir: Path) -> list[RankTask]:
-    from ragsieve.rerank.train import paper_paragraphs, qasper_evidence
+    from ragsieve.data import paper_paragraphs, qasper_evidence
 
     papers: dict[str, list[str]] = {}
     with _need(data_dir / "qasper/validation_papers_fulltext.jsonl").open(encoding="utf-8") as fh:
@@ -199,8 +199,8 @@ def run_eval(
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Every reranker on every dataset, in one process."""
-    from ragsieve.evaluate.datasets import find_data_dir
-    from ragsieve.rerank.base import get_reranker
+    from ragsieve.data import find_data_dir
+    from ragsieve.rerank.factory import get_reranker
 
     data_dir = find_data_dir(data_dir)
     scorers = {name: get_reranker(name) for name in rerankers}

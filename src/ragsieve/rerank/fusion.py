@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,12 +121,64 @@ class FusionReranker:
             self.bm25.k,
         )
 
+    def anchored(self, query: str, pool: Sequence[str]) -> AnchoredFusion:
+        """The ensemble with ``bm25_rel`` and ``cosine_rel`` relative to the best *single* pool
+        text instead of the best text of the call (a combination may exceed them)."""
+        return AnchoredFusion(self, query, pool)
+
     def score(self, query: str, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros(0, dtype=np.float32)
         x = stack(self.features(query, texts), self.weights.features)
         z = x @ np.asarray(self.weights.coef) + self.weights.intercept
         return (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
+
+
+class AnchoredFusion:
+    """:meth:`FusionReranker.anchored`: pairwise cross-encoder logits, cached cosines and
+    pool-anchored BM25, combined by the trained weights."""
+
+    def __init__(self, rr: FusionReranker, query: str, pool: Sequence[str]) -> None:
+        from ragsieve.rerank.base import CachedCosines
+        from ragsieve.rerank.bm25 import AnchoredBM25
+        from ragsieve.rerank.cross_encoder import PairwiseLogits
+
+        self.rr, self.pool = rr, list(pool)
+        self.ce = PairwiseLogits(rr.cross_encoder, query)
+        self.cos = CachedCosines(rr.bi_encoder.embedder, query)
+        self.bm25 = AnchoredBM25(query, self.pool, rr.bm25.k1, rr.bm25.b, rr.bm25.k)
+        self._anchor: dict[str, float] | None = None
+
+    def share(self, ce: Any = None, cos: Any = None) -> None:
+        """Reuse another scorer's model caches for the same query (same models)."""
+        self.ce = ce if ce is not None else self.ce
+        self.cos = cos if cos is not None else self.cos
+
+    def score(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        ran = 0
+        if self._anchor is None:
+            # The best single candidate's raw BM25 and cosine; MCTS's root expansion scores
+            # exactly these singles, so their cosines are reused from the cache.
+            cos, ran = self.cos.cosines(self.pool)
+            raw = self.bm25.raw(self.pool)
+            self._anchor = {
+                "bm25": float(raw.max()) if raw.size else 0.0,
+                "cos": float(cos.max()) if cos.size else 0.0,
+            }
+        ce, n_ce = self.ce.logits(texts)
+        cos, n_cos = self.cos.cosines(texts)
+        raw = self.bm25.raw(texts)
+        top = self._anchor["bm25"]
+        feats = {
+            "ce_logit": ce,
+            "cosine": cos,
+            "bm25": raw / (raw + self.rr.bm25.k),
+            "bm25_rel": raw / top if top > 0 else np.zeros_like(raw),
+            "cosine_rel": cos - self._anchor["cos"],
+        }
+        w = self.rr.weights
+        z = stack(feats, w.features) @ np.asarray(w.coef) + w.intercept
+        return 1.0 / (1.0 + np.exp(-z)), ran + n_ce + n_cos
 
 
 # --------------------------------------------------------------------------- fitting
@@ -154,9 +206,9 @@ def build_fusion_lists(
         MSMARCO,
         QASPER_TRAIN_P,
         QASPER_TRAIN_Q,
-        _fix_mojibake,
         _norm,
         _read_json,
+        fix_mojibake,
         paper_paragraphs,
         qasper_evidence,
     )
@@ -181,7 +233,7 @@ def build_fusion_lists(
 
     rows = [r for r in _read_json(data_dir / MSMARCO) if r.get("positive")]
     queries = [r["query"].strip() for r in rows]
-    passages = [_fix_mojibake(r["positive"][0].strip()) for r in rows]
+    passages = [fix_mojibake(r["positive"][0].strip()) for r in rows]
     index = BM25Index(passages)
     for qi in rng.sample(range(len(queries)), min(msmarco, len(queries))):
         ranked = [int(i) for i in index.top(queries[qi], negatives + 5)]

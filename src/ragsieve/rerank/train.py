@@ -25,10 +25,8 @@ model) and ``MODEL_CARD.md``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
-import re
 import shutil
 import sys
 import time
@@ -39,10 +37,16 @@ from typing import Any
 
 import numpy as np
 
+from ragsieve.data import (
+    QASPER_TRAIN_P,
+    QASPER_TRAIN_Q,
+    fix_mojibake,
+    paper_paragraphs,
+    qasper_evidence,
+    sha256_file,
+)
 from ragsieve.errors import ConfigError, InputError
 
-QASPER_TRAIN_Q = "qasper/questions_train.json"
-QASPER_TRAIN_P = "qasper/train_papers_fulltext.jsonl"
 MSMARCO = "msmarco/msmarco_dev_small_eng_query_positive.json"
 TRAIN_FILES = (QASPER_TRAIN_Q, QASPER_TRAIN_P, MSMARCO)
 
@@ -126,47 +130,6 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-_MOJIBAKE = re.compile("[\u00c2-\u00f4][\u0080-\u00bf]")
-
-
-def _fix_mojibake(text: str) -> str:
-    if not _MOJIBAKE.search(text):
-        return text
-    try:
-        return text.encode("latin-1").decode("utf-8")
-    except (UnicodeEncodeError, UnicodeDecodeError):
-        return text
-
-
-def paper_paragraphs(text: str) -> list[str]:
-    """Paragraphs of a QASPER full-text paper: blank-line blocks minus headers and the id line."""
-    out = []
-    for block in re.split(r"\n\s*\n", text):
-        block = block.strip()
-        if not block or block.startswith("#") or block.startswith("**Paper ID:**"):
-            continue
-        out.append(block)
-    return out
-
-
-def qasper_evidence(question: dict[str, Any]) -> list[str]:
-    """Textual evidence paragraphs of all answers (figures/tables dropped), de-duplicated."""
-    seen: dict[str, None] = {}
-    for ans in question.get("answers", []):
-        for ev in ans.get("evidence", []):
-            if ev and not ev.startswith("FLOAT SELECTED"):
-                seen.setdefault(ev, None)
-    return list(seen)
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _read_json(path: Path) -> Any:
     if not path.is_file():
         raise InputError(f"training file {path} not found")
@@ -224,7 +187,7 @@ def build_msmarco_groups(data_dir: Path, cfg: TrainConfig, rng: random.Random) -
 
     rows = _read_json(data_dir / MSMARCO)
     queries = [r["query"].strip() for r in rows if r.get("positive")]
-    passages = [_fix_mojibake(r["positive"][0].strip()) for r in rows if r.get("positive")]
+    passages = [fix_mojibake(r["positive"][0].strip()) for r in rows if r.get("positive")]
     # Only the sampled queries need mining; sample first so that the run stays cheap.
     chosen = rng.sample(range(len(queries)), min(cfg.msmarco_groups, len(queries)))
     index = BM25Index(passages)

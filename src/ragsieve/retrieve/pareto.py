@@ -1,11 +1,11 @@
-"""ParetoRAG (Sec. 3): sentence retrieval with sentence-context weighted vectors.
+"""ParetoRAG's retriever (Sec. 3): sentences ranked by sentence-context weighted vectors.
 
 Each sentence of the index's ``sentences`` table carries its core vector ``h_core`` and the
 vector of the rest of its passage ``h_context`` (:mod:`ragsieve.index.sentences`). A sentence
 scores ``q . (alpha * h_core + (1 - alpha) * h_context)`` (``q . h_core`` without a context; the
-paper's dot product), and the top-k sentences, or as many as fill a token budget in rank order,
-form the context: grouped per document (best document first) and in source order inside a
-document, each with its score.
+paper's dot product). :class:`ParetoRetriever` ranks them; the ``pareto`` method
+(:mod:`ragsieve.methods.pareto`) selects its context from that ranking, and ``full`` draws its
+sentence candidates from it.
 
 Scoring is exact. With a per-question pool (the evaluation harness's document filter) the pool's
 sentences are scored in numpy; over the whole index, Lance's flat scan ranks the stored
@@ -16,27 +16,14 @@ but may miss a sentence ranked low by both columns (documented in docs/sentence-
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
-from ragsieve.errors import ConfigError
-from ragsieve.index.sentences import CONTEXT_FORMS, sentence_id
-from ragsieve.pipeline import (
-    Method,
-    Retrieval,
-    _check_questions,
-    _scored_trace,
-    _selection_trace,
-    register_method,
-)
+from ragsieve.index.sentences import sentence_id
 from ragsieve.retrieve.base import DocFilter
-from ragsieve.select import BudgetSelector, TopKSelector
-from ragsieve.select.base import Selection, make_context
 from ragsieve.types import Chunk, Scored
 
 if TYPE_CHECKING:
@@ -92,50 +79,18 @@ def group_in_source_order(items: Sequence[Scored]) -> list[Scored]:
     )
 
 
-@dataclass
-class ParetoConfig:
-    """ParetoRAG options. ``alpha`` None uses the index's (its stored ``pareto`` vectors)."""
+class ParetoRetriever:
+    """Exact ParetoRAG scores of an index's sentences (see the module doc).
 
-    k: int = 5
-    budget: int | None = None
-    alpha: float | None = None
-    #: Checked against the index (the context form is fixed when the index is built).
-    context: str | None = None
-    #: Whole-index search: candidates fetched per column before exact re-scoring.
-    depth: int = 200
+    ``alpha`` None uses the index's (its stored ``pareto`` vectors); ``depth`` is how many
+    candidates a whole-index search fetches per column before exact re-scoring.
+    """
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.k, int) or self.k < 1:
-            raise ConfigError(f"k must be a positive integer, got {self.k!r}")
-        if self.budget is not None and (not isinstance(self.budget, int) or self.budget < 1):
-            raise ConfigError(f"budget must be a positive number of tokens, got {self.budget!r}")
-        if self.alpha is not None and (
-            not isinstance(self.alpha, int | float) or not 0.0 <= self.alpha <= 1.0
-        ):
-            raise ConfigError(f"alpha must be in [0, 1], got {self.alpha!r}")
-        if self.context is not None and self.context not in CONTEXT_FORMS:
-            raise ConfigError(f"context must be one of {', '.join(CONTEXT_FORMS)}")
-
-
-class ParetoMethod(Method):
-    """ParetoRAG sentence retrieval (see the module doc)."""
-
-    name = "pareto"
-    needs_sentences = True
-
-    def __init__(self, index: Index, config: ParetoConfig | None = None) -> None:
-        super().__init__(index)
-        self.config = config or ParetoConfig()
-        c = self.config
+    def __init__(self, index: Index, alpha: float | None = None, depth: int = 200) -> None:
         index.sentences_table  # noqa: B018  (raises the one-line "build with --sentences" error)
-        built = index.config.pareto_context
-        if c.context is not None and c.context != built:
-            raise ConfigError(
-                f"index {index.path} holds {built} Pareto context vectors, not {c.context}: "
-                f"build one with --pareto-context {c.context}"
-            )
-        self.alpha = float(index.config.alpha if c.alpha is None else c.alpha)
-        self.selector = BudgetSelector(c.budget) if c.budget is not None else TopKSelector(c.k)
+        self.index = index
+        self.alpha = float(index.config.alpha if alpha is None else alpha)
+        self.depth = depth
 
     def rank(self, qvecs: np.ndarray, doc_ids: DocFilter = None) -> list[list[Scored]]:
         """Every candidate sentence of each query, best first, with its Pareto score."""
@@ -177,8 +132,7 @@ class ParetoMethod(Method):
         return out
 
     def _search_all(self, q: np.ndarray) -> pa.Table:
-        c = self.config
-        depth = max(c.depth, 4 * c.k, (c.budget or 0) // 4)
+        depth = self.depth
         found = self.index.sentence_search(q, depth, column="pareto")
         if abs(self.alpha - float(self.index.config.alpha)) > 1e-9:
             more = self.index.sentence_search(q, depth, column="vector")
@@ -187,56 +141,3 @@ class ParetoMethod(Method):
             keep = [ids.index(x) for x in dict.fromkeys(ids)]
             found = found.take(pa.array(keep))
         return found
-
-    def retrieve(self, questions: list[str], doc_ids: DocFilter = None) -> list[Retrieval]:
-        _check_questions(questions)
-        t0 = time.perf_counter()
-        qv = self.index.embedder.embed(questions)
-        ranked = self.rank(qv, doc_ids)
-        per_q = (time.perf_counter() - t0) / max(1, len(questions))
-        out: list[Retrieval] = []
-        for q, cands in zip(questions, ranked, strict=True):
-            t: dict[str, float] = {"retrieve": per_q}
-            t0 = time.perf_counter()
-            sel = self.selector.select(q, cands)
-            grouped = group_in_source_order(list(sel.context.chunks))
-            sel = Selection(make_context(grouped), {**sel.trace, "order": "document, source"})
-            t["select"] = time.perf_counter() - t0
-            trace = {
-                "method": self.name,
-                "alpha": self.alpha,
-                "context_form": self.index.config.pareto_context,
-                "passage": self.index.config.sentence_options().passage,
-                "candidates": _scored_trace(cands),
-                **_selection_trace(sel),
-            }
-            out.append(Retrieval(q, sel.context, cands, trace, t))
-        return out
-
-
-def _pareto_factory(
-    index: Index,
-    *,
-    k: int = 5,
-    budget: int | None = None,
-    retriever: str = "dense",
-    reranker: str | None = None,
-    **options: Any,
-) -> Method:
-    """``pareto[alpha=0.8,k=5,context=mean]``; ``retriever``/``reranker`` do not apply
-    (ParetoRAG scores sentences by its weighted vectors only) and are accepted for the shared
-    CLI/eval option set."""
-    del retriever, reranker
-    allowed = {"alpha", "context", "depth"}
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise ConfigError(
-            f"unknown pareto option(s) {', '.join(unknown)}: use k, budget, {', '.join(allowed)}"
-        )
-    if index is None:
-        raise ConfigError("the pareto method needs an index")
-    return ParetoMethod(index, ParetoConfig(k=k, budget=budget, **options))
-
-
-_pareto_factory.needs_sentences = True  # type: ignore[attr-defined]
-register_method("pareto")(_pareto_factory)

@@ -119,7 +119,7 @@ def train_segmenter_cmd(
     """Train SAGE's segmentation head (frozen MiniLM, MLP on [x1, x2, x1-x2, x1*x2]) and print
     Table X on held-out QASPER validation papers."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from ragsieve.evaluate.datasets import find_data_dir
+    from ragsieve.data import find_data_dir
     from ragsieve.segment.model import FEATURE_SETS
     from ragsieve.segment.train import SegTrainConfig, train_segmenter
 

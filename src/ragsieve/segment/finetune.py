@@ -67,7 +67,7 @@ def finetune(
     from sentence_transformers import SentenceTransformer
 
     from ragsieve.embed.base import _minilm_dir
-    from ragsieve.segment.train import build_mlp
+    from ragsieve.segment.model import build_mlp
 
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)

@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -107,3 +108,16 @@ class SegmenterHead:
 def load_head(folder: str | None = None) -> SegmenterHead:
     """The shipped head (or one in ``folder``), loaded once per process."""
     return SegmenterHead.load(Path(folder) if folder else None)
+
+
+def build_mlp(dims: list[int]) -> Any:
+    """The head's torch MLP: Linear layers of ``dims`` with ReLU between (sigmoid applied by the
+    loss and by :class:`SegmenterHead`)."""
+    import torch
+
+    layers: list[Any] = []
+    for i in range(len(dims) - 1):
+        layers.append(torch.nn.Linear(dims[i], dims[i + 1]))
+        if i < len(dims) - 2:
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)

@@ -58,7 +58,7 @@ def _need(path: Path) -> Path:
 
 
 def qasper_docs(path: Path) -> Iterator[Doc]:
-    from ragsieve.rerank.train import paper_paragraphs
+    from ragsieve.data import paper_paragraphs
 
     with _need(path).open(encoding="utf-8") as fh:
         for line in fh:

@@ -39,7 +39,13 @@ from typing import Any
 import numpy as np
 
 from ragsieve.errors import ConfigError
-from ragsieve.segment.model import FEATURE_SETS, SEGMENTER_EMBEDDER, SegmenterHead, pair_features
+from ragsieve.segment.model import (
+    FEATURE_SETS,
+    SEGMENTER_EMBEDDER,
+    SegmenterHead,
+    build_mlp,
+    pair_features,
+)
 from ragsieve.segment.pairs import (
     TRAIN_FILES,
     PairSet,
@@ -111,19 +117,6 @@ def embed_sentences(
         cache.parent.mkdir(parents=True, exist_ok=True)
         np.save(cache, out)
     return out
-
-
-def build_mlp(dims: list[int]) -> Any:
-    """The head's torch MLP: Linear layers of ``dims`` with ReLU between (sigmoid applied by the
-    loss and by :class:`SegmenterHead`)."""
-    import torch
-
-    layers: list[Any] = []
-    for i in range(len(dims) - 1):
-        layers.append(torch.nn.Linear(dims[i], dims[i + 1]))
-        if i < len(dims) - 2:
-            layers.append(torch.nn.ReLU())
-    return torch.nn.Sequential(*layers)
 
 
 def fit_head(
@@ -214,7 +207,7 @@ def train_segmenter(
     cache_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Fit a head per feature set, evaluate each on QASPER validation, ship the ``all`` head."""
-    from ragsieve.rerank.train import sha256_file
+    from ragsieve.data import sha256_file
 
     cfg = cfg or SegTrainConfig()
     sets = feature_sets or list(FEATURE_SETS)
@@ -318,7 +311,7 @@ def _train_finetuned(
     t0: float,
 ) -> dict[str, Any]:
     """``--finetune-embedder``: MiniLM and the all-features head trained together."""
-    from ragsieve.rerank.train import sha256_file
+    from ragsieve.data import sha256_file
     from ragsieve.segment import finetune as ft
 
     fcfg = ft.FinetuneConfig(

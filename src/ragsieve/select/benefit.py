@@ -21,9 +21,10 @@ candidate pool, once per query:
 * ensemble: ``bm25_rel`` divides by the best raw BM25 of a *single* candidate and
   ``cosine_rel`` subtracts the best single-candidate cosine (a combination may exceed them).
 
-Absolute scorers (the cross-encoder, the bi-encoder, any sentence-transformers cross-encoder)
-are called as they are. With anchoring, a text's benefit is the same whatever batch it is scored
-in (tested), which is what makes batching and caching correct.
+Each reranker anchors itself (``reranker.anchored(query, pool)``, the
+:class:`~ragsieve.rerank.base.Anchored` protocol); one without that method (a
+sentence-transformers cross-encoder) is called as it is. With anchoring, a text's benefit is the
+same whatever batch it is scored in (tested), which is what makes batching and caching correct.
 
 Two more details make the benefit a function of the text alone, and cheap:
 
@@ -51,50 +52,12 @@ from typing import Any
 
 import numpy as np
 
-from ragsieve.rerank.base import Reranker
+from ragsieve.rerank.base import Reranker, anchored
 
 #: Chunks of a combination are joined as in the LLM prompt's context (blank line between).
 SEPARATOR = "\n\n"
 
 Combo = tuple[int, ...]
-
-
-class _AnchoredBM25:
-    """Okapi BM25 with idf and average length fixed by the candidate pool."""
-
-    def __init__(self, query: str, pool: Sequence[str], k1: float = 1.2, b: float = 0.75) -> None:
-        from ragsieve.rerank.bm25 import tokenize
-
-        self.k1, self.b = k1, b
-        self.terms = tokenize(query)
-        docs = [tokenize(t) for t in pool]
-        n = len(docs)
-        self.avgdl = float(np.mean([len(d) for d in docs])) if n else 1.0
-        self.avgdl = self.avgdl if self.avgdl > 0 else 1.0
-        self.idf: dict[str, float] = {}
-        for term in set(self.terms):
-            df = sum(term in set(d) for d in docs)
-            self.idf[term] = float(np.log1p((n - df + 0.5) / (df + 0.5)))
-        self._tokenize = tokenize
-
-    def raw(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros(len(texts), dtype=np.float64)
-        if not self.terms:
-            return out
-        for i, text in enumerate(texts):
-            toks = self._tokenize(text)
-            norm = self.k1 * (1.0 - self.b + self.b * len(toks) / self.avgdl)
-            counts: dict[str, int] = {}
-            for t in toks:
-                if t in self.idf:
-                    counts[t] = counts.get(t, 0) + 1
-            # A repeated query term counts once per occurrence, as BM25Index.scores does.
-            out[i] = sum(
-                self.idf[t] * counts[t] * (self.k1 + 1.0) / (counts[t] + norm)
-                for t in self.terms
-                if t in counts
-            )
-        return out
 
 
 class BenefitScorer:
@@ -105,11 +68,6 @@ class BenefitScorer:
     """
 
     def __init__(self, reranker: Reranker, query: str, pool: Sequence[str]) -> None:
-        from ragsieve.rerank.base import BiEncoderReranker
-        from ragsieve.rerank.bm25 import BM25Reranker
-        from ragsieve.rerank.cross_encoder import OnnxCrossEncoder
-        from ragsieve.rerank.fusion import FusionReranker
-
         self.reranker = reranker
         self.query = query
         self.pool = list(pool)
@@ -117,29 +75,9 @@ class BenefitScorer:
         self.calls = 0
         self.texts_scored = 0
         self.model_inputs = 0
-        self._bm25: _AnchoredBM25 | None = None
-        self._anchor: dict[str, float] | None = None
-        self._ce: Any = None
-        self._embedder: Any = None
-        self._qvec: np.ndarray | None = None
-        self._ce_cache: dict[Any, float] = {}
-        self._cos_cache: dict[Any, float] = {}
-        if isinstance(reranker, BM25Reranker):
-            self._kind = "bm25"
-            self._bm25 = _AnchoredBM25(query, self.pool, reranker.k1, reranker.b)
-        elif isinstance(reranker, FusionReranker):
-            self._kind = "ensemble"
-            self._bm25 = _AnchoredBM25(query, self.pool, reranker.bm25.k1, reranker.bm25.b)
-            self._ce = reranker.cross_encoder
-            self._embedder = reranker.bi_encoder.embedder
-        elif isinstance(reranker, OnnxCrossEncoder):
-            self._kind = "cross-encoder"
-            self._ce = reranker
-        elif isinstance(reranker, BiEncoderReranker):
-            self._kind = "bi-encoder"
-            self._embedder = reranker.embedder
-        else:
-            self._kind = "plain"
+        #: The reranker anchored to this pool (shared, with its model caches, by the
+        #: reordered and fresh copies: anchors depend on the pool's set, not its order).
+        self.anchored = anchored(reranker, query, self.pool)
 
     def reordered(self, perm: Sequence[int]) -> BenefitScorer:
         """The same scorer over ``[pool[i] for i in perm]``, sharing its model caches and
@@ -192,90 +130,7 @@ class BenefitScorer:
             "model_inputs": self.model_inputs,
         }
 
-    # ------------------------------------------------------------------ per reranker kind
     def _score_texts(self, texts: list[str]) -> np.ndarray:
-        if self._kind == "bm25":
-            assert self._bm25 is not None
-            raw = self._bm25.raw(texts)
-            k = float(getattr(self.reranker, "k", 5.0))
-            return raw / (raw + k)
-        if self._kind == "ensemble":
-            return self._ensemble(texts)
-        if self._kind == "cross-encoder":
-            return 1.0 / (1.0 + np.exp(-self._ce_logits(texts)))
-        if self._kind == "bi-encoder":
-            return np.clip(self._cosines(texts), 0.0, 1.0)
-        self.model_inputs += len(texts)
-        return np.asarray(self.reranker.score(self.query, texts), dtype=np.float64)
-
-    def _ce_logits(self, texts: list[str]) -> np.ndarray:
-        """Cross-encoder logits, one pair per model run, cached by the truncated input ids."""
-        ce = self._ce
-        ce._load()
-        keys = [tuple(ce._tokenizer.encode(self.query, t).ids) for t in texts]
-        for key, t in zip(keys, texts, strict=True):
-            if key not in self._ce_cache:
-                self._ce_cache[key] = float(ce.logits_pairs([(self.query, t)])[0])
-                self.model_inputs += 1
-        return np.asarray([self._ce_cache[k] for k in keys], dtype=np.float64)
-
-    def _embed_key(self, text: str) -> Any:
-        emb = self._embedder
-        model = getattr(emb, "_model", None)
-        tok = getattr(model, "tokenizer", None)
-        if tok is not None and hasattr(model, "max_seq_length"):
-            ids = tok(text, truncation=True, max_length=model.max_seq_length)["input_ids"]
-            return tuple(ids)
-        inner = getattr(emb, "_tok", None)  # MiniLMOnnxEmbedder: a truncating `tokenizers` one
-        if inner is not None:
-            return tuple(inner.encode(text).ids)
-        return text
-
-    def _cosines(self, texts: list[str]) -> np.ndarray:
-        """Query-text cosines, embedding each distinct (truncated) input once."""
-        from ragsieve.embed.base import SentenceTransformerEmbedder
-
-        emb = self._embedder
-        if self._qvec is None:
-            self._qvec = np.asarray(emb.embed([self.query])[0], dtype=np.float64)
-        keys = [self._embed_key(t) for t in texts]
-        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._cos_cache}
-        if missing:
-            new = list(missing.values())
-            if isinstance(emb, SentenceTransformerEmbedder):  # fp32: padding-invariant
-                vecs = emb.embed(new)
-            else:  # e.g. int8 ONNX: one text per run, as for the cross-encoder
-                vecs = np.concatenate([emb.embed([t]) for t in new])
-            for k, v in zip(missing, vecs, strict=True):
-                self._cos_cache[k] = float(np.asarray(v, dtype=np.float64) @ self._qvec)
-            self.model_inputs += len(new)
-        return np.asarray([self._cos_cache[k] for k in keys], dtype=np.float64)
-
-    def _ensemble(self, texts: list[str]) -> np.ndarray:
-        from ragsieve.rerank.fusion import stack
-
-        rr: Any = self.reranker
-        assert self._bm25 is not None
-        if self._anchor is None:
-            # Anchors: the best single candidate's raw BM25 and cosine. MCTS's root expansion
-            # scores exactly these singles, so their cosines are reused from the cache.
-            cos = self._cosines(self.pool)
-            raw = self._bm25.raw(self.pool)
-            self._anchor = {
-                "bm25": float(raw.max()) if raw.size else 0.0,
-                "cos": float(cos.max()) if cos.size else 0.0,
-            }
-        ce = self._ce_logits(texts)
-        cos = self._cosines(texts)
-        raw = self._bm25.raw(texts)
-        top = self._anchor["bm25"]
-        feats = {
-            "ce_logit": ce,
-            "cosine": cos,
-            "bm25": raw / (raw + rr.bm25.k),
-            "bm25_rel": raw / top if top > 0 else np.zeros_like(raw),
-            "cosine_rel": cos - self._anchor["cos"],
-        }
-        x = stack(feats, rr.weights.features)
-        z = x @ np.asarray(rr.weights.coef) + rr.weights.intercept
-        return 1.0 / (1.0 + np.exp(-z))
+        values, ran = self.anchored.score(texts)
+        self.model_inputs += ran
+        return np.asarray(values, dtype=np.float64)

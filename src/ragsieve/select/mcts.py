@@ -276,7 +276,15 @@ class MCTSSelector:
 
     def select(self, query: str, ranked: list[Scored]) -> Selection:
         pool = ranked[: self.candidates]
-        scorer = BenefitScorer(self.reranker, query, [s.chunk.text for s in pool])
+        return self.select_with(
+            BenefitScorer(self.reranker, query, [s.chunk.text for s in pool]), pool
+        )
+
+    def select_with(self, scorer: BenefitScorer, pool: list[Scored]) -> Selection:
+        """The search over ``pool`` with a scorer already built for it (a method that scored
+        the single chunks to rank them reuses those scores, or scores other texts, such as
+        title-prefixed sentences); ``scorer.pool[i]`` stands for ``pool[i]``."""
+        pool = pool[: self.candidates]
         result = mcts_search(scorer, [s.chunk.n_tokens for s in pool], self.config)
         chosen = [pool[i] for i in result.best]
         trace = {

@@ -142,7 +142,13 @@ class ExhaustiveSelector:
 
     def select(self, query: str, ranked: list[Scored]) -> Selection:
         pool = ranked[: self.candidates]
-        scorer = BenefitScorer(self.reranker, query, [s.chunk.text for s in pool])
+        return self.select_with(
+            BenefitScorer(self.reranker, query, [s.chunk.text for s in pool]), pool
+        )
+
+    def select_with(self, scorer: BenefitScorer, pool: list[Scored]) -> Selection:
+        """As :meth:`MCTSSelector.select_with`: a scorer already built for ``pool``."""
+        pool = pool[: self.candidates]
         best, w, stats = exhaustive_search(scorer, [s.chunk.n_tokens for s in pool], self.budget)
         return _selection(self.name, pool, best, w, scorer, {"budget": self.budget, **stats})
 
@@ -166,7 +172,13 @@ class BeamSelector:
 
     def select(self, query: str, ranked: list[Scored]) -> Selection:
         pool = ranked[: self.candidates]
-        scorer = BenefitScorer(self.reranker, query, [s.chunk.text for s in pool])
+        return self.select_with(
+            BenefitScorer(self.reranker, query, [s.chunk.text for s in pool]), pool
+        )
+
+    def select_with(self, scorer: BenefitScorer, pool: list[Scored]) -> Selection:
+        """As :meth:`MCTSSelector.select_with`: a scorer already built for ``pool``."""
+        pool = pool[: self.candidates]
         best, w, stats = beam_search(
             scorer, [s.chunk.n_tokens for s in pool], self.budget, self.width
         )

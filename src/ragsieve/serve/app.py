@@ -49,6 +49,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ragsieve.errors import ConfigError, IndexStoreError, InputError, LLMError, RagsieveError
 from ragsieve.index import Index
 from ragsieve.index.store import MANIFEST
+from ragsieve.methods import Method
 from ragsieve.types import scored_json
 
 log = logging.getLogger("ragsieve.serve")
@@ -56,6 +57,10 @@ log = logging.getLogger("ragsieve.serve")
 # ----------------------------------------------------------------------------- limits
 #: Longest query / question accepted, in characters (a paragraph, not a document).
 MAX_QUERY_CHARS = 2000
+#: Longest method spec accepted over HTTP.
+MAX_SPEC_CHARS = 500
+#: Spec options that name a file or an LLM endpoint: a client must not point the server at them.
+HTTP_REFUSED_OPTIONS = frozenset({"agent_dir", "llm"})
 #: Most results / chunks a request may ask for.
 MAX_K = 100
 #: Largest context budget in tokens.
@@ -85,9 +90,20 @@ class SearchRequest(BaseModel):
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
     k: int = Field(10, ge=1, le=MAX_K, description="Number of results.")
-    retriever: Retriever = Field("dense", description="dense | bm25 | hybrid.")
+    retriever: Retriever | None = Field(
+        None, description="dense | bm25 | hybrid (default: dense, or the method's own)."
+    )
     reranker: str | None = Field(
         None, max_length=200, description="Rerank a deeper candidate list (server allow-list)."
+    )
+    method: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_SPEC_CHARS,
+        description="A method spec ('full[unit=passage]'): return the context it selects.",
+    )
+    budget: int | None = Field(
+        None, ge=1, le=MAX_BUDGET, description="Token ceiling of the context (with method)."
     )
 
 
@@ -97,12 +113,19 @@ class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question.")
-    method: str = Field("naive", min_length=1, max_length=64, description="Retrieval method.")
+    method: str = Field(
+        "naive",
+        min_length=1,
+        max_length=MAX_SPEC_CHARS,
+        description="A method spec: naive, sage, carrot, pareto, saki, full, 'full[unit=passage]'.",
+    )
     k: int = Field(10, ge=1, le=MAX_K, description="Chunks in the context (top-k).")
     budget: int | None = Field(
         None, ge=1, le=MAX_BUDGET, description="Fill the context up to N tokens (replaces k)."
     )
-    retriever: Retriever = Field("dense", description="dense | bm25 | hybrid.")
+    retriever: Retriever | None = Field(
+        None, description="dense | bm25 | hybrid (default: the method's own)."
+    )
     reranker: str | None = Field(None, max_length=200, description="Rerank before selection.")
     max_tokens: int = Field(256, ge=1, le=MAX_ANSWER_TOKENS, description="Answer length cap.")
 
@@ -120,8 +143,9 @@ class SearchHit(BaseModel):
 
 class SearchResponse(BaseModel):
     query: str
-    retriever: str
+    retriever: str | None
     results: list[SearchHit]
+    method: str | None = None
 
 
 class ContextChunk(BaseModel):
@@ -283,6 +307,23 @@ class ServerState:
                 get_reranker(name, index.config.embedder)  # positional: same lru_cache key
                 self._warm_rerankers.add(key)
 
+    def method(self, text: str, index: Index, **run: Any) -> Method:
+        """The method of spec ``text``, built by the one spec parser; a reranker it names is
+        checked against the allow-list, and options that name a file or an LLM endpoint
+        (``agent_dir``, ``llm``) are refused over HTTP."""
+        from ragsieve.methods import build_method, parse_spec
+        from ragsieve.methods.spec import method_def
+
+        spec = parse_spec(text)
+        aliases = method_def(spec.name).aliases
+        opts = {aliases.get(k, k): v for k, v in spec.options.items()}
+        refused = sorted(set(opts) & HTTP_REFUSED_OPTIONS)
+        if refused:
+            raise ConfigError(f"option(s) {', '.join(refused)} cannot be set over HTTP")
+        for name in (opts.get("reranker"), run.get("reranker")):
+            self.check_reranker(name if isinstance(name, str) else None, index)
+        return build_method(spec, index, **run)
+
     def close(self) -> None:
         close = getattr(self.llm, "close", None)
         if callable(close):
@@ -367,6 +408,23 @@ class _GuardMiddleware:
 
 
 # ----------------------------------------------------------------------------- the app
+#: OpenAPI descriptions of the error statuses (the body is always ``{"error": "..."}``).
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse, "description": why}
+    for code, why in (
+        (400, "Bad input or option (unknown method, reranker, empty query)."),
+        (401, "Missing or wrong bearer token."),
+        (413, "Request body over the size limit."),
+        (500, "Internal error (logged on the server)."),
+        (503, "The index cannot be read."),
+    )
+}
+LLM_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    502: {"model": ErrorResponse, "description": "The LLM backend failed."},
+    504: {"model": ErrorResponse, "description": "The LLM backend timed out."},
+}
+
+
 def create_app(
     index_dir: str | Path,
     *,
@@ -416,36 +474,31 @@ def create_app(
     )
     app.state.ragsieve = state
     app.add_middleware(_GuardMiddleware, max_body_bytes=max_body_bytes)
+    _add_error_handlers(app)
+    _add_health(app, state)
+    _add_rag_routes(app, state, _token_guard(token))
+    return app
 
+
+def _token_guard(token: str | None) -> list[Any]:
+    """The dependency that protects ``/search`` and ``/ask`` (none without a token)."""
     expected = token.strip().encode() if token else None
+    if expected is None:
+        return []
 
     def require_token(
         creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     ) -> None:
         """Constant-time comparison, so response timing does not reveal a token prefix."""
-        if expected is None:
-            return
         if creds is None or not hmac.compare_digest(creds.credentials.encode(), expected):
             raise HTTPException(
                 401, "missing or invalid bearer token", headers={"WWW-Authenticate": "Bearer"}
             )
 
-    protected = [Depends(require_token)] if expected is not None else []
-    errors: dict[int | str, dict[str, Any]] = {
-        code: {"model": ErrorResponse, "description": why}
-        for code, why in (
-            (400, "Bad input or option (unknown method, reranker, empty query)."),
-            (401, "Missing or wrong bearer token."),
-            (413, "Request body over the size limit."),
-            (500, "Internal error (logged on the server)."),
-            (503, "The index cannot be read."),
-        )
-    }
-    llm_errors: dict[int | str, dict[str, Any]] = {
-        502: {"model": ErrorResponse, "description": "The LLM backend failed."},
-        504: {"model": ErrorResponse, "description": "The LLM backend timed out."},
-    }
+    return [Depends(require_token)]
 
+
+def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RagsieveError)
     async def on_ragsieve_error(request: Request, exc: RagsieveError) -> JSONResponse:
         status = error_status(exc)
@@ -457,6 +510,8 @@ def create_app(
     async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return _error(exc.status_code, str(exc.detail), dict(exc.headers or {}) or None)
 
+
+def _add_health(app: FastAPI, state: ServerState) -> None:
     @app.get("/health", response_model=HealthResponse, tags=["meta"])
     def health() -> dict[str, Any]:
         """Liveness plus what is served; open without a token (for load balancers)."""
@@ -468,6 +523,11 @@ def create_app(
             "index": str(state.index_dir),
             "llm": state.llm_name,
         }
+
+
+def _add_rag_routes(app: FastAPI, state: ServerState, protected: list[Any]) -> None:
+    errors = ERROR_RESPONSES
+    llm_errors = LLM_ERROR_RESPONSES
 
     @app.post(
         "/search",
@@ -481,10 +541,19 @@ def create_app(
 
         idx = state.index()
         state.check_reranker(req.reranker, idx)
-        hits = do_search(req.query, idx, k=req.k, retriever=req.retriever, reranker=req.reranker)
-        return JSONResponse(
-            {"query": req.query, "retriever": req.retriever, "results": scored_json(hits)}
-        )
+        out: dict[str, Any] = {"query": req.query, "retriever": req.retriever}
+        if req.method is not None:
+            run = {"k": req.k, "budget": req.budget, "retriever": req.retriever}
+            method = state.method(req.method, idx, reranker=req.reranker, **run)
+            r = method.retrieve([req.query])[0]
+            out.update(results=scored_json(list(r.context.chunks)), method=req.method)
+            return JSONResponse(out)
+        if req.budget is not None:
+            raise InputError("budget needs a method (plain search returns the top k)")
+        retriever = req.retriever or "dense"
+        hits = do_search(req.query, idx, k=req.k, retriever=retriever, reranker=req.reranker)
+        out.update(retriever=retriever, results=scored_json(hits))
+        return JSONResponse(out)
 
     @app.post(
         "/ask",
@@ -494,19 +563,8 @@ def create_app(
     )
     def ask(req: AskRequest) -> JSONResponse:
         """Retrieve and answer with the server's LLM (the JSON of ``ragsieve ask --json``)."""
-        from ragsieve.pipeline import get_method
-
         idx = state.index()
-        state.check_reranker(req.reranker, idx)
-        method = get_method(
-            req.method,
-            idx,
-            k=req.k,
-            budget=req.budget,
-            retriever=req.retriever,
-            reranker=req.reranker,
-        )
+        run = {"k": req.k, "budget": req.budget, "retriever": req.retriever}
+        method = state.method(req.method, idx, reranker=req.reranker, **run)
         answer = method.ask(req.question, state.llm, max_tokens=req.max_tokens)
         return JSONResponse(answer.to_json())
-
-    return app

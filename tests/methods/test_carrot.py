@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 
 from ragsieve.errors import ConfigError
-from ragsieve.evaluate.runner import parse_methods
 from ragsieve.index import Index
-from ragsieve.pipeline import get_method, known_methods
+from ragsieve.methods import get_method, known_methods, parse_methods
 
 pytestmark = pytest.mark.integration
 
@@ -61,10 +60,10 @@ def test_spec_options_budget_and_searches(index: Index) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"iteratoins": 5}, "unknown carrot option"),
+        ({"iteratoins": 5}, r"unknown option\(s\) iteratoins for carrot"),
         ({"search": "greedy"}, "search must be one of"),
         ({"N": 0}, "N must be a positive integer"),
-        ({"agent": "maybe"}, "agent must be true or false"),
+        ({"agent": "maybe"}, "carrot: agent must be bool, got .maybe.; valid keys"),
         ({"c": -1}, "c must be a number"),
     ],
 )

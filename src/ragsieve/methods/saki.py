@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragsieve.errors import ConfigError
-from ragsieve.pipeline import (
+from ragsieve.methods.base import (
     Method,
+    MethodDef,
     Retrieval,
-    _check_questions,
-    _scored_trace,
-    _selection_trace,
-    register_method,
+    scored_trace,
+    selection_trace,
+    timed,
 )
 from ragsieve.rerank import get_reranker
 from ragsieve.retrieve import get_retriever
@@ -176,8 +176,7 @@ class DualAxisMethod(Method):
         return 0.5 if self.config.judge == "llm" else float(self.config.threshold)
 
     # ------------------------------------------------------------------ retrieval
-    def retrieve(self, questions: list[str], doc_ids: DocFilter = None) -> list[Retrieval]:
-        _check_questions(questions)
+    def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
         c = self.config
         t0 = time.perf_counter()
         static = self.retriever.retrieve(questions, c.k, doc_ids)
@@ -192,24 +191,20 @@ class DualAxisMethod(Method):
             for q, hits in zip(questions, static, strict=True)
         ]
 
-    def _one(
-        self,
-        q: str,
-        static: list[Scored],
-        by_doc: dict[str, dict[int, dict[str, Any]]],
-        t: dict[str, float],
-    ) -> Retrieval:
-        c = self.config
-        t0 = time.perf_counter()
+    def _expand(
+        self, static: list[Scored], by_doc: dict[str, dict[int, dict[str, Any]]]
+    ) -> tuple[list[Scored], list[int], dict[str, list[int]]]:
+        """Each static chunk joined with each of its related sentences (``k_c = c (+) r``); a
+        chunk without links is its own candidate. Returns the candidates, the static hit each
+        came from, and each candidate's sentence indices (not one contiguous range)."""
         cands: list[Scored] = []
         origin: list[int] = []
-        #: chunk id -> its sentence indices (a k_c's text is not one contiguous range)
         members: dict[str, list[int]] = {}
         for n, s in enumerate(static):
             sents = by_doc.get(s.chunk.doc_id, {})
             own = list(range(s.chunk.sent_start, s.chunk.sent_end))
             members[s.chunk.id] = own
-            rel = related_sentences(s.chunk, sents, c.links)
+            rel = related_sentences(s.chunk, sents, self.config.links)
             if not rel:
                 cands.append(s)
                 origin.append(n)
@@ -218,14 +213,20 @@ class DualAxisMethod(Method):
                 members[x.id] = sorted({*own, j})
                 cands.append(Scored(x, s.score, {**s.scores, "link": w}))
                 origin.append(n)
-        t["expand"] = time.perf_counter() - t0
+        return cands, origin, members
 
-        t0 = time.perf_counter()
-        verdict = self.judge(q, [x.chunk.text for x in cands])
-        keep = [i for i in range(len(cands)) if verdict[i] >= self._threshold()]
-        t["judge"] = time.perf_counter() - t0
-
-        t0 = time.perf_counter()
+    def _rerank(
+        self,
+        q: str,
+        static: list[Scored],
+        cands: list[Scored],
+        origin: list[int],
+        verdict: np.ndarray,
+        keep: list[int],
+    ) -> list[Scored]:
+        """Eq. 7 over the kept candidates (the static hits when the judge kept none), at most
+        ``per_chunk`` per static hit."""
+        c = self.config
         fallback = not keep
         pool = list(static) if fallback else [cands[i] for i in keep]
         pool_origin = list(range(len(static))) if fallback else [origin[i] for i in keep]
@@ -248,24 +249,42 @@ class DualAxisMethod(Method):
             sc = float(scores[i])
             extra = {"judge": float(verdict[keep[i]])} if not fallback else {}
             ranked.append(replace(s, score=sc, scores={**s.scores, "rerank": sc, **extra}))
-        t["rerank"] = time.perf_counter() - t0
+        return ranked
 
-        t0 = time.perf_counter()
+    def _one(
+        self,
+        q: str,
+        static: list[Scored],
+        by_doc: dict[str, dict[int, dict[str, Any]]],
+        t: dict[str, float],
+    ) -> Retrieval:
+        c = self.config
+        stop = timed(t, "expand")
+        cands, origin, members = self._expand(static, by_doc)
+        stop()
+        stop = timed(t, "judge")
+        verdict = self.judge(q, [x.chunk.text for x in cands])
+        keep = [i for i in range(len(cands)) if verdict[i] >= self._threshold()]
+        stop()
+        stop = timed(t, "rerank")
+        ranked = self._rerank(q, static, cands, origin, verdict, keep)
+        stop()
+        stop = timed(t, "select")
         sel = self._context(ranked, by_doc, members)
-        t["select"] = time.perf_counter() - t0
+        stop()
         trace = {
             "method": self.name,
             "judge": c.judge,
             "threshold": self._threshold(),
             "reranker": c.reranker,
-            "static": _scored_trace(static),
+            "static": scored_trace(static),
             "expanded": len(cands),
             "kept": len(keep),
-            "fallback": fallback,
-            "candidates": _scored_trace(ranked),
-            **_selection_trace(sel),
+            "fallback": not keep,
+            "candidates": scored_trace(ranked),
+            **selection_trace(sel),
         }
-        if fallback:
+        if not keep:
             trace["fallback_reason"] = (
                 f"the {c.judge} judge rejected all {len(cands)} candidates: "
                 "returning the reranked static hits"
@@ -315,37 +334,10 @@ class DualAxisMethod(Method):
         )
 
 
-def _saki_factory(
-    index: Index,
-    *,
-    k: int = 5,
-    budget: int | None = None,
-    retriever: str = "dense",
-    reranker: str | None = None,
-    **options: Any,
-) -> Method:
-    """``saki[k=5,links=3,judge=cross-encoder,threshold=0.5]``; ``reranker`` None means the
-    cross-encoder (reusing the judge's scores)."""
-    allowed = {"links", "judge", "threshold", "llm", "per_chunk"}
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise ConfigError(
-            f"unknown saki option(s) {', '.join(unknown)}: use k, budget, reranker, "
-            f"{', '.join(sorted(allowed))}"
-        )
-    if index is None:
-        raise ConfigError("the saki method needs an index")
-    if "judge" in options and options["judge"] is None:
-        options["judge"] = "none"  # method specs read "judge=none" as None
-    cfg = SakiConfig(
-        k=k,
-        budget=budget,
-        retriever=retriever,
-        reranker=reranker or "cross-encoder",
-        **options,
-    )
-    return DualAxisMethod(index, cfg)
-
-
-_saki_factory.needs_sentences = True  # type: ignore[attr-defined]
-register_method("saki")(_saki_factory)
+SAKI = MethodDef(
+    "saki",
+    SakiConfig,
+    DualAxisMethod,
+    needs_sentences=True,
+    summary="SAKI-RAG: dense hits expanded with attention-linked sentences, judged, reranked",
+)

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from ragsieve.errors import ConfigError
-from ragsieve.full import FullConfig, FullMethod
 from ragsieve.index import Index
-from ragsieve.pipeline import get_method, known_methods, method_needs_sentences
+from ragsieve.methods import get_method, known_methods, method_needs_sentences
+from ragsieve.methods.full import FullConfig, FullMethod
 
 pytestmark = pytest.mark.integration
 
@@ -170,7 +170,7 @@ def test_mcts_order_is_carrots_best_path(index: Index) -> None:
 
 
 def test_bad_options_are_one_line_errors(index: Index) -> None:
-    with pytest.raises(ConfigError, match="unknown full option"):
+    with pytest.raises(ConfigError, match=r"unknown option\(s\) .* for full: valid keys"):
         get_method("full", index, min_K=3)
     with pytest.raises(ConfigError, match="order must be"):
         get_method("full", index, order="random")

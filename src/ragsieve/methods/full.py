@@ -24,7 +24,7 @@ step, each switchable so that the ablation (``benchmarks/bench_full.py``) can re
    first, in source order (sentences read as text). ``mcts`` runs CARROT's MCTS over the top
    ``mcts_n`` chosen sentences under the budget and hands the LLM its best ordered path.
 6. **Feedback** (SAGE). With an LLM, the answer is judged and the cut re-run with more or
-   fewer sentences, exactly as ``sage`` does (this class reuses its loop).
+   fewer sentences, with the same stage as ``sage`` (:mod:`ragsieve.methods.feedback`).
 
 Defaults (``min_k``, ``chunks``, ``expand``, ``order``) were chosen by the ablation in
 BENCHMARKS.md, not by any paper: ``min_k`` counts sentences here, not SAGE's chunks.
@@ -34,35 +34,30 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragsieve.errors import ConfigError
-from ragsieve.pipeline import (
+from ragsieve.methods.base import (
+    Method,
+    MethodDef,
     Retrieval,
-    SageConfig,
-    SageMethod,
-    _check_questions,
-    _scored_trace,
-    _selection_trace,
-    register_method,
+    scored_trace,
+    selection_trace,
+    timed,
 )
+from ragsieve.methods.feedback import SelfFeedback
+from ragsieve.methods.sage import SageConfig, sage_cut
 from ragsieve.rerank import get_reranker
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter
-from ragsieve.retrieve.pareto import (
-    ParetoConfig,
-    ParetoMethod,
-    group_in_source_order,
-    row_sentence_chunk,
-)
+from ragsieve.retrieve.pareto import ParetoRetriever, group_in_source_order, row_sentence_chunk
 from ragsieve.select.base import Selection, Selector, make_context
 from ragsieve.select.benefit import BenefitScorer
-from ragsieve.select.mcts import DEFAULT_BUDGET, DEFAULT_CANDIDATES, MCTSConfig, mcts_search
-from ragsieve.select.mcts import search_trace as mcts_trace
+from ragsieve.select.mcts import DEFAULT_BUDGET, DEFAULT_CANDIDATES, MCTSConfig, MCTSSelector
 from ragsieve.types import Scored
 
 if TYPE_CHECKING:
@@ -178,27 +173,30 @@ def _key(s: Scored) -> tuple[str, int]:
     return (s.chunk.doc_id, s.chunk.index)
 
 
-class FullMethod(SageMethod):
+class FullMethod(Method):
     """Pareto + hybrid candidates -> reranker -> SAKI expansion -> gradient cut -> order
     (-> SAGE feedback with an LLM). See the module docstring."""
 
     name = "full"
-    needs_sentences = True
 
     def __init__(self, index: Index, config: FullConfig | None = None) -> None:
-        self.index = index
+        super().__init__(index)
         self.config: FullConfig = config or FullConfig()
         c = self.config
         alpha = None if c.pareto else 1.0
-        self.pareto = ParetoMethod(index, ParetoConfig(k=c.N, alpha=alpha, depth=max(200, c.N)))
+        self.pareto = ParetoRetriever(index, alpha, depth=max(200, 4 * c.N))
         self.retriever = get_retriever(c.retriever, index) if c.chunks else None
         self.reranker = get_reranker(c.reranker, index.config.embedder)
+        self.feedback = (
+            SelfFeedback(c, self.selector_for) if c.feedback and c.max_rounds >= 1 else None
+        )
 
-    def selector(self, min_k: int, max_k: int | None = None) -> Selector:
+    def selector_for(self, min_k: int, max_k: int | None = None) -> Selector:
+        """SAGE's cut for ``min_k`` over sentences (or passages), grouped per document."""
         passage = self.config.unit == "passage"
         widen = self._passages if passage else None
         collapse = self._best_per_passage if passage and self.config.passage_cut else None
-        return _Grouped(super().selector(min_k, max_k), self.config.floor, widen, collapse)
+        return _Grouped(sage_cut(self.config, min_k, max_k), self.config.floor, widen, collapse)
 
     def _passage_of(self, sents: list[Scored]) -> dict[tuple[str, int], tuple[str, int]]:
         """(doc_id, sentence index) -> (doc_id, passage number), from the sentence table."""
@@ -272,8 +270,7 @@ class FullMethod(SageMethod):
             for s, v in zip(cands, scores, strict=True)
         ]
 
-    def retrieve(self, questions: list[str], doc_ids: DocFilter = None) -> list[Retrieval]:
-        _check_questions(questions)
+    def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
         c = self.config
         t0 = time.perf_counter()
         qv = self.index.embedder.embed(questions)
@@ -297,18 +294,15 @@ class FullMethod(SageMethod):
             for q, r, h in zip(questions, ranked, hits, strict=True)
         ]
 
-    def _one(
+    def _pool(
         self,
-        q: str,
         pareto_hits: list[Scored],
         chunk_hits: list[Scored],
         by_doc: dict[str, dict[int, dict[str, Any]]],
-        t: dict[str, float],
-    ) -> Retrieval:
-        c = self.config
-        pool: dict[tuple[str, int], Scored] = {}
-        for s in pareto_hits:
-            pool[_key(s)] = s
+    ) -> tuple[list[Scored], int]:
+        """The Pareto sentences joined by every sentence of the chunk hits; returns the pool
+        and how many sentences the chunks added."""
+        pool: dict[tuple[str, int], Scored] = {_key(s): s for s in pareto_hits}
         from_chunks = 0
         for h in chunk_hits:
             sents = by_doc.get(h.chunk.doc_id, {})
@@ -318,17 +312,14 @@ class FullMethod(SageMethod):
                         row_sentence_chunk(sents[i]), h.score, {"chunk": h.score}
                     )
                     from_chunks += 1
+        return list(pool.values()), from_chunks
 
-        t0 = time.perf_counter()
-        scored = self._score(q, list(pool.values()))
-        scored.sort(key=lambda s: -s.score)
-        bridge = None
-        if c.hops == 2 and scored:
-            bridge = scored[0]
-            scored = self._bridge(q, scored)
-        t["rerank"] = time.perf_counter() - t0
-
-        t0 = time.perf_counter()
+    def _linked(
+        self, q: str, scored: list[Scored], by_doc: dict[str, dict[int, dict[str, Any]]]
+    ) -> list[Scored]:
+        """SAKI expansion: the ``expand`` best sentences' strongest ``links`` linked
+        sentences not yet candidates, scored by the same reranker."""
+        c = self.config
         have = {_key(s) for s in scored}
         linked: list[Scored] = []
         for s in scored[: c.expand]:
@@ -343,35 +334,44 @@ class FullMethod(SageMethod):
                 if target is None or key in have:
                     continue
                 have.add(key)
-                linked.append(
-                    Scored(
-                        row_sentence_chunk(target),
-                        0.0,
-                        {"link": float(w), "linked_from": s.chunk.index},
-                    )
-                )
-        linked = self._score(q, linked)
-        cands = sorted(scored + linked, key=lambda s: -s.score)
-        t["expand"] = time.perf_counter() - t0
+                info = {"link": float(w), "linked_from": s.chunk.index}
+                linked.append(Scored(row_sentence_chunk(target), 0.0, info))
+        return self._score(q, linked)
 
-        t0 = time.perf_counter()
-        sel = self.selector(c.min_k).select(q, cands)
+    def _one(
+        self,
+        q: str,
+        pareto_hits: list[Scored],
+        chunk_hits: list[Scored],
+        by_doc: dict[str, dict[int, dict[str, Any]]],
+        t: dict[str, float],
+    ) -> Retrieval:
+        c = self.config
+        pool, from_chunks = self._pool(pareto_hits, chunk_hits, by_doc)
+        stop = timed(t, "rerank")
+        scored = sorted(self._score(q, pool), key=lambda s: -s.score)
+        bridge = scored[0] if c.hops == 2 and scored else None
+        if bridge is not None:
+            scored = self._bridge(q, scored)
+        stop()
+        stop = timed(t, "expand")
+        linked = self._linked(q, scored, by_doc)
+        cands = sorted(scored + linked, key=lambda s: -s.score)
+        stop()
+        stop = timed(t, "select")
+        sel = self.selector_for(c.min_k).select(q, cands)
         if c.order == "mcts" and sel.context.chunks:
             sel = self._mcts_order(q, sel)
-        t["select"] = time.perf_counter() - t0
+        stop()
         trace = {
             "method": self.name,
             "alpha": 1.0 if not c.pareto else self.pareto.alpha,
             "retriever": c.retriever if c.chunks else None,
             "reranker": c.reranker,
-            "pool": {
-                "pareto": len(pareto_hits),
-                "from_chunks": from_chunks,
-                "linked": len(linked),
-            },
+            "pool": {"pareto": len(pareto_hits), "from_chunks": from_chunks, "linked": len(linked)},
             "bridge": bridge.chunk.id if bridge is not None else None,
-            "candidates": _scored_trace(cands),
-            **_selection_trace(sel),
+            "candidates": scored_trace(cands),
+            **selection_trace(sel),
         }
         return Retrieval(q, sel.context, cands, trace, t)
 
@@ -402,52 +402,18 @@ class FullMethod(SageMethod):
         c = self.config
         top = sorted(sel.context.chunks, key=lambda s: -s.score)[: c.mcts_n]
         scorer = BenefitScorer(self.reranker, q, [self._text(s) for s in top])
-        costs = [s.chunk.n_tokens for s in top]
-        budget = c.budget or max(DEFAULT_BUDGET, int(np.sum(costs)))
-        result = mcts_search(scorer, costs, MCTSConfig(budget=budget))
-        chosen = [top[i] for i in result.best]
-        trace = {
-            **sel.trace,
-            "order": "mcts",
-            "mcts": mcts_trace(result, [s.chunk.id for s in top]),
-        }
-        return Selection(make_context(chosen), trace)
+        budget = c.budget or max(DEFAULT_BUDGET, int(np.sum([s.chunk.n_tokens for s in top])))
+        mcts = MCTSSelector(self.reranker, MCTSConfig(budget=budget), candidates=len(top))
+        found = mcts.select_with(scorer, top)
+        trace = {**sel.trace, "order": "mcts", "mcts": found.trace}
+        return Selection(found.context, trace)
 
 
-#: Spellings accepted for ``N`` in ``full[...]`` specs.
-_ALIASES = {"n": "N", "candidates": "N"}
-
-
-def _full_factory(
-    index: Index,
-    *,
-    k: int | None = None,
-    budget: int | None = None,
-    retriever: str | None = None,
-    reranker: str | None = None,
-    **options: Any,
-) -> FullMethod:
-    """``full[min_k=2,chunks=3,expand=3,order=source]``; ``k`` is ignored (the cut sizes the
-    context), ``budget`` is a ceiling, ``retriever`` picks the chunk-level retriever (hybrid
-    unless given) and ``reranker`` the scorer (the shipped ensemble unless given)."""
-    del k
-    opts = {_ALIASES.get(key, key): value for key, value in options.items()}
-    allowed = {f.name for f in fields(FullConfig)} - {"budget", "retriever", "reranker"}
-    unknown = sorted(set(opts) - allowed)
-    if unknown:
-        raise ConfigError(
-            f"unknown full option(s) {', '.join(unknown)}: use {', '.join(sorted(allowed))}"
-        )
-    if index is None:
-        raise ConfigError("the full method needs an index")
-    cfg = FullConfig(
-        budget=budget,
-        retriever=retriever if retriever and retriever != "dense" else "hybrid",
-        reranker=reranker or DEFAULT_RERANKER,
-        **opts,
-    )
-    return FullMethod(index, cfg)
-
-
-_full_factory.needs_sentences = True  # type: ignore[attr-defined]
-register_method("full")(_full_factory)
+FULL = MethodDef(
+    "full",
+    FullConfig,
+    FullMethod,
+    aliases={"n": "N", "candidates": "N"},
+    needs_sentences=True,
+    summary="every stage at sentence level: Pareto + hybrid, rerank, SAKI links, cut, order",
+)

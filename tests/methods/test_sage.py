@@ -24,23 +24,19 @@ from typing import Any
 import pytest
 
 from ragsieve.errors import ConfigError
-from ragsieve.evaluate.cost import llm_cost
-from ragsieve.evaluate.runner import EvalConfig, parse_methods, run_eval, select_dataset
+from ragsieve.evaluate.runner import EvalConfig, run_eval, select_dataset
 from ragsieve.index import Index, IndexConfig
+from ragsieve.llm.cost import llm_cost
 from ragsieve.llm.openai_compat import OpenAICompatLLM
-from ragsieve.pipeline import (
-    NaiveMethod,
-    SageConfig,
-    SageMethod,
-    get_method,
-    known_methods,
-)
+from ragsieve.methods import get_method, known_methods, parse_methods
+from ragsieve.methods.naive import NaiveMethod
+from ragsieve.methods.sage import SageConfig, SageMethod
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.types import Answer
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 QUESTION = "When was Voyager 1 launched?"
 
 

@@ -8,30 +8,28 @@ use and the MCTS hyper-parameters (iterations, ``c``, ``lambda_``).
 
 ``search`` swaps the MCTS for the exhaustive "upper" bound (top 5, 325 orders) or for the beam
 search of Table VI, over the same scorer and budget, so ablations are ``carrot[...]`` specs.
-
-Registered as ``carrot`` by importing this module (``ragsieve.pipeline`` does at its end).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ragsieve.errors import ConfigError
-from ragsieve.pipeline import (
+from ragsieve.methods.base import (
     Method,
+    MethodDef,
     Retrieval,
-    _check_questions,
-    _scored_trace,
-    _selection_trace,
-    _timed,
-    register_method,
+    first_stage,
+    scored_trace,
+    selection_trace,
+    timed,
 )
 from ragsieve.rerank import get_reranker
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter
-from ragsieve.select.base import Selection, make_context
+from ragsieve.select.base import Selection
 from ragsieve.select.benefit import BenefitScorer
 from ragsieve.select.mcts import (
     DEFAULT_BUDGET,
@@ -40,14 +38,13 @@ from ragsieve.select.mcts import (
     DEFAULT_ITERATIONS,
     DEFAULT_LAMBDA,
     MCTSConfig,
-    mcts_search,
-    search_trace,
+    MCTSSelector,
 )
 from ragsieve.select.search import (
     DEFAULT_BEAM_WIDTH,
     UPPER_CANDIDATES,
-    beam_search,
-    exhaustive_search,
+    BeamSelector,
+    ExhaustiveSelector,
 )
 from ragsieve.types import Scored
 
@@ -116,14 +113,8 @@ class CarrotMethod(Method):
     def _reranker(self, name: str) -> Any:
         return get_reranker(name, self.index.config.embedder)
 
-    def retrieve(self, questions: list[str], doc_ids: DocFilter = None) -> list[Retrieval]:
-        _check_questions(questions)
-        c = self.config
-        timings: dict[str, float] = {}
-        stop = _timed(timings, "retrieve")
-        hits = self.retriever.retrieve(questions, c.N, doc_ids)
-        stop()
-        per_q = timings["retrieve"] / max(1, len(questions))
+    def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
+        hits, per_q = first_stage(self.retriever, questions, self.config.N, doc_ids)
         return [self._one(q, cands, per_q) for q, cands in zip(questions, hits, strict=True)]
 
     def _one(self, q: str, cands: list[Scored], retrieve_s: float) -> Retrieval:
@@ -132,7 +123,7 @@ class CarrotMethod(Method):
         cfg = c
         predicted: dict[str, Any] | None = None
         if self.agent is not None and cands:
-            stop = _timed(t, "agent")
+            stop = timed(t, "agent")
             pred = self.agent.predict(q, [s.chunk.text for s in cands])
             stop()
             predicted = pred.to_dict()
@@ -146,7 +137,7 @@ class CarrotMethod(Method):
         reranker_name = cfg.reranker or DEFAULT_RERANKER
         reranker = self._reranker(reranker_name)
         # "Rerank": the single chunks' benefits, one call (MCTS's root expansion reuses them).
-        stop = _timed(t, "rerank")
+        stop = timed(t, "rerank")
         scorer = BenefitScorer(reranker, q, [s.chunk.text for s in cands])
         singles = scorer.score([(i,) for i in range(len(cands))]) if cands else []
         order = sorted(range(len(cands)), key=lambda i: -float(singles[i]))
@@ -160,7 +151,7 @@ class CarrotMethod(Method):
         ]
         scorer = scorer.reordered(order)
         stop()
-        stop = _timed(t, "select")
+        stop = timed(t, "select")
         sel = self._search(cfg, scorer, ranked)
         stop()
         sel.trace["scorer_stats"] = scorer.stats()
@@ -171,74 +162,29 @@ class CarrotMethod(Method):
             "retriever": c.retriever,
             "reranker": reranker_name,
             "N": c.N,
-            "candidates": _scored_trace(ranked),
-            **_selection_trace(sel),
+            "candidates": scored_trace(ranked),
+            **selection_trace(sel),
         }
         return Retrieval(q, sel.context, ranked, trace, t)
 
     def _search(self, cfg: CarrotConfig, scorer: BenefitScorer, ranked: list[Scored]) -> Selection:
-        costs = [s.chunk.n_tokens for s in ranked]
-        ids = [s.chunk.id for s in ranked]
-        base = {"selector": cfg.search, "budget": cfg.budget, "candidates": len(ranked)}
+        """The selection stage of ``search`` over the scored, sorted candidates; it reuses the
+        scorer that ranked them, so no text is scored twice."""
+        n = max(1, len(ranked))
+        selector: MCTSSelector | ExhaustiveSelector | BeamSelector
         if cfg.search == "mcts":
-            result = mcts_search(scorer, costs, cfg.mcts())
-            trace = {
-                **base,
-                "iterations": cfg.iterations,
-                "c": cfg.c,
-                "lambda_": cfg.lambda_,
-                "seed": cfg.seed,
-                **search_trace(result, ids),
-            }
-            return Selection(make_context([ranked[i] for i in result.best]), trace)
-        if cfg.search == "upper":
-            top = min(UPPER_CANDIDATES, len(ranked))
-            best, w, stats = exhaustive_search(scorer, costs[:top], cfg.budget)
+            selector = MCTSSelector(scorer.reranker, cfg.mcts(), candidates=n)
+        elif cfg.search == "upper":
+            selector = ExhaustiveSelector(scorer.reranker, cfg.budget, UPPER_CANDIDATES)
         else:
-            best, w, stats = beam_search(scorer, costs, cfg.budget, cfg.beam_width)
-        chosen = [ranked[i] for i in best]
-        trace = {
-            **base,
-            "benefit": round(w, 6),
-            "order": [ids[i] for i in best],
-            **stats,
-        }
-        return Selection(make_context(chosen), trace)
+            selector = BeamSelector(scorer.reranker, cfg.budget, candidates=n, width=cfg.beam_width)
+        return selector.select_with(scorer, ranked)
 
 
-#: Spellings accepted for options in ``carrot[...]`` specs.
-_ALIASES = {"n": "N", "candidates": "N", "lambda": "lambda_", "scorer": "reranker"}
-
-
-def _carrot_factory(
-    index: Index,
-    *,
-    k: int | None = None,
-    budget: int | None = None,
-    retriever: str = "dense",
-    reranker: str | None = None,
-    **options: Any,
-) -> Method:
-    """CARROT with ``CarrotConfig`` fields as options (``carrot[iterations=20,agent=true]``).
-
-    ``k`` is accepted and ignored (the CLI and the runner always pass one; CARROT sizes its
-    context by benefit under the budget). ``budget=None`` (not given) means the paper's 1024.
-    Unknown options are a one-line error, so a typo never silently runs the default.
-    """
-    del k
-    opts = {_ALIASES.get(key, key): value for key, value in options.items()}
-    allowed = {f.name for f in fields(CarrotConfig)} - {"budget", "retriever"}
-    unknown = sorted(set(opts) - allowed)
-    if unknown:
-        raise ConfigError(
-            f"unknown carrot option(s) {', '.join(unknown)}: use {', '.join(sorted(allowed))}"
-        )
-    if opts.get("reranker") is None:
-        opts["reranker"] = reranker
-    cfg = CarrotConfig(
-        budget=DEFAULT_BUDGET if budget is None else budget, retriever=retriever, **opts
-    )
-    return CarrotMethod(index, cfg)
-
-
-register_method("carrot")(_carrot_factory)
+CARROT = MethodDef(
+    "carrot",
+    CarrotConfig,
+    CarrotMethod,
+    aliases={"n": "N", "candidates": "N", "lambda": "lambda_", "scorer": "reranker"},
+    summary="CARROT: MCTS over ordered chunk combinations under a token budget",
+)

@@ -1,0 +1,95 @@
+"""Where the benchmark and training data live, and the small readers that several trainers
+(reranker, segmenter, agent) share. A ground-floor module: it imports nothing of ragsieve but
+its errors, so a trainer never has to import another trainer or the evaluation harness."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ragsieve.errors import InputError
+
+#: QASPER's train split (questions, full-text papers), relative to the data folder.
+QASPER_TRAIN_Q = "qasper/questions_train.json"
+QASPER_TRAIN_P = "qasper/train_papers_fulltext.jsonl"
+
+ENV_VAR = "RAGSIEVE_DATA"
+
+
+# --------------------------------------------------------------------------- data folder
+
+
+def _candidates() -> Iterator[Path]:
+    for start in (Path.cwd(), Path(__file__).resolve().parent):
+        for base in (start, *start.parents):
+            yield base / "shared" / "data"
+
+
+def find_data_dir(data_dir: str | Path | None = None) -> Path:
+    """The benchmark data folder: ``data_dir`` if given, else ``$RAGSIEVE_DATA``, else the first
+    ``shared/data`` found walking up from the working directory and from this package (the
+    repository lives at ``<root>/main`` with the data at ``<root>/shared/data``)."""
+    if data_dir is not None:
+        path = Path(data_dir)
+        if not path.is_dir():
+            raise InputError(f"data folder {path} does not exist")
+        return path
+    env = os.environ.get(ENV_VAR)
+    if env:
+        path = Path(env)
+        if not path.is_dir():
+            raise InputError(f"{ENV_VAR}={env} is not a folder")
+        return path
+    for path in _candidates():
+        if path.is_dir():
+            return path
+    raise InputError(
+        f"benchmark data folder not found: set {ENV_VAR} or pass data_dir "
+        "(expected shared/data beside the repository)"
+    )
+
+
+_MOJIBAKE = re.compile("[\u00c2-\u00f4][\u0080-\u00bf]")
+
+
+def fix_mojibake(text: str) -> str:
+    """Undo UTF-8 read as Latin-1 ("Ã©" -> "é"), which some shared data files carry."""
+    if not _MOJIBAKE.search(text):
+        return text
+    try:
+        return text.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return text
+
+
+def paper_paragraphs(text: str) -> list[str]:
+    """Paragraphs of a QASPER full-text paper: blank-line blocks minus headers and the id line."""
+    out = []
+    for block in re.split(r"\n\s*\n", text):
+        block = block.strip()
+        if not block or block.startswith("#") or block.startswith("**Paper ID:**"):
+            continue
+        out.append(block)
+    return out
+
+
+def qasper_evidence(question: dict[str, Any]) -> list[str]:
+    """Textual evidence paragraphs of all answers (figures/tables dropped), de-duplicated."""
+    seen: dict[str, None] = {}
+    for ans in question.get("answers", []):
+        for ev in ans.get("evidence", []):
+            if ev and not ev.startswith("FLOAT SELECTED"):
+                seen.setdefault(ev, None)
+    return list(seen)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

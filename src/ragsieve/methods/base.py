@@ -1,0 +1,302 @@
+"""What every method shares: the :class:`Retrieval` it returns, the :class:`Method` base with
+answer generation and tracing, the one hard token ceiling, and :class:`MethodDef`, the entry a
+method registers under its name.
+
+A method turns questions into a :class:`Retrieval` (the selected context, every candidate it
+scored, a trace and per-stage timings); :meth:`Method.ask` adds the LLM answer. Evaluation with
+``--no-llm`` uses ``retrieve`` alone, so context metrics are measured on exactly the context the
+LLM would have seen.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ragsieve.errors import InputError
+from ragsieve.llm.cost import DEFAULT_PRICE_IN_PER_M, DEFAULT_PRICE_OUT_PER_M, llm_cost
+from ragsieve.rerank.base import Reranker, rerank
+from ragsieve.retrieve.base import DocFilter, Retriever
+from ragsieve.select.base import Selection, Selector, make_context
+from ragsieve.text import count_tokens
+from ragsieve.types import Answer, Context, Scored
+
+if TYPE_CHECKING:
+    from ragsieve.index import Index
+    from ragsieve.llm import LLM
+
+#: Default prices for SAGE's cost (Eq. 1), dollars per 1M tokens: the only prices SAGE states
+#: (Sec. II-B); configurable everywhere (see ragsieve.llm.cost.PRICES).
+PRICE_IN_PER_M = DEFAULT_PRICE_IN_PER_M
+PRICE_OUT_PER_M = DEFAULT_PRICE_OUT_PER_M
+
+
+@dataclass
+class Retrieval:
+    """The context chosen for one question and how it was chosen."""
+
+    question: str
+    context: Context
+    candidates: list[Scored]
+    trace: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MethodDef:
+    """A method as the registry knows it: its typed config, how to build it, and the spellings
+    its spec accepts (``sage[n=20]`` for ``N``). ``needs_sentences``: it reads the index's
+    sentence table, so the evaluation harness builds its index with ``--sentences``."""
+
+    name: str
+    config: type
+    build: Callable[[Index, Any], Method]
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    needs_sentences: bool = False
+    summary: str = ""
+
+
+def timed(timings: dict[str, float], stage: str) -> Callable[[], None]:
+    """Start a stage clock; calling the result adds the elapsed seconds to ``timings[stage]``."""
+    t0 = time.perf_counter()
+
+    def stop() -> None:
+        timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
+
+    return stop
+
+
+def check_questions(questions: list[str]) -> None:
+    for q in questions:
+        if not q or not q.strip():
+            raise InputError("the question is empty")
+
+
+def selection_trace(sel: Selection) -> dict[str, Any]:
+    """The trace keys every method records about its selected context."""
+    return {
+        "selection": sel.trace,
+        "selected": [s.chunk.id for s in sel.context.chunks],
+        "context_tokens": sel.context.n_tokens,
+    }
+
+
+def scored_trace(items: list[Scored], limit: int = 50) -> list[dict[str, Any]]:
+    return [
+        {
+            "chunk_id": s.chunk.id,
+            "score": round(s.score, 6),
+            "scores": {k: round(v, 6) for k, v in s.scores.items()},
+            "tokens": s.chunk.n_tokens,
+        }
+        for s in items[:limit]
+    ]
+
+
+def cap_context(context: Context, budget: int | None) -> tuple[Context, int]:
+    """``context`` within ``budget`` tokens as the LLM reads it (the chunks joined by blank
+    lines, counted whole), dropping the lowest-scored chunk until it fits; returns it and the
+    number dropped.
+
+    Selectors add up per-chunk counts, and joining can add a token or two at the seams: this is
+    the one place where ``--budget`` becomes a hard ceiling for every method.
+    """
+    if budget is None:
+        return context, 0
+    chunks = list(context.chunks)
+    dropped = 0
+    while chunks and count_tokens("\n\n".join(s.chunk.text for s in chunks)) > budget:
+        worst = min(range(len(chunks)), key=lambda i: (chunks[i].score, -i))
+        chunks.pop(worst)
+        dropped += 1
+    return (make_context(chunks), dropped) if dropped else (context, 0)
+
+
+def capped(r: Retrieval, budget: int | None) -> Retrieval:
+    """``r`` with its context under the ceiling; the trace says what the cap dropped."""
+    ctx, dropped = cap_context(r.context, budget)
+    if not dropped:
+        return r
+    trace = {
+        **r.trace,
+        "selected": [s.chunk.id for s in ctx.chunks],
+        "context_tokens": ctx.n_tokens,
+        "budget_cap": {"budget": budget, "dropped": dropped},
+    }
+    return Retrieval(r.question, ctx, r.candidates, trace, r.timings)
+
+
+class Method:
+    """Base class: subclasses implement :meth:`_retrieve`; :meth:`retrieve` checks the
+    questions and applies the token ceiling; :meth:`ask` adds generation."""
+
+    name = "method"
+    config: Any = None
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+    @property
+    def budget(self) -> int | None:
+        """The hard token ceiling of every context this method returns (None: none)."""
+        return getattr(self.config, "budget", None)
+
+    def retrieve(self, questions: list[str], doc_ids: DocFilter = None) -> list[Retrieval]:
+        """Select the context for each question; ``doc_ids`` restricts each to some documents."""
+        check_questions(questions)
+        return [capped(r, self.budget) for r in self._retrieve(questions, doc_ids)]
+
+    def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
+        raise NotImplementedError
+
+    def config_dict(self) -> dict[str, Any]:
+        cfg = getattr(self, "config", None)
+        return asdict(cfg) if cfg is not None else {}
+
+    def ask(
+        self,
+        question: str,
+        llm: LLM,
+        *,
+        options: list[str] | None = None,
+        max_tokens: int = 256,
+        price_in_per_m: float = PRICE_IN_PER_M,
+        price_out_per_m: float = PRICE_OUT_PER_M,
+    ) -> Answer:
+        """Retrieve, then answer with ``llm``; the answer carries the full trace."""
+        r = self.retrieve([question])[0]
+        return self.answer(
+            r,
+            llm,
+            options=options,
+            max_tokens=max_tokens,
+            price_in_per_m=price_in_per_m,
+            price_out_per_m=price_out_per_m,
+        )
+
+    def answer(
+        self,
+        r: Retrieval,
+        llm: LLM,
+        *,
+        label: str | None = None,
+        options: list[str] | None = None,
+        max_tokens: int = 256,
+        price_in_per_m: float = PRICE_IN_PER_M,
+        price_out_per_m: float = PRICE_OUT_PER_M,
+    ) -> Answer:
+        """Answer from an already retrieved context.
+
+        Split from :meth:`ask` so that the evaluation runner (which retrieves in batches) goes
+        through the same generation as ``ask``. A method with a ``feedback`` stage (SAGE's
+        self-feedback, :mod:`ragsieve.methods.feedback`) hands the first answer to it.
+        ``label`` names the method in the answer (an evaluation spec label).
+        """
+        name = label or self.name
+        gen_kw: dict[str, Any] = {
+            "options": options,
+            "max_tokens": max_tokens,
+            "price_in_per_m": price_in_per_m,
+            "price_out_per_m": price_out_per_m,
+            "config": self.config_dict(),
+        }
+        first = generate_answer(name, r, llm, **gen_kw)
+        loop = getattr(self, "feedback", None)
+        return loop.run(name, r, first, llm, gen_kw) if loop is not None else first
+
+
+def generate_answer(
+    method: str,
+    r: Retrieval,
+    llm: LLM,
+    *,
+    options: list[str] | None = None,
+    max_tokens: int = 256,
+    price_in_per_m: float = PRICE_IN_PER_M,
+    price_out_per_m: float = PRICE_OUT_PER_M,
+    config: dict[str, Any] | None = None,
+) -> Answer:
+    """One LLM call over the retrieved context; returns the :class:`Answer` with its trace."""
+    from ragsieve.llm.prompts import build_answer_messages
+
+    timings = dict(r.timings)
+    stop = timed(timings, "generate")
+    messages = build_answer_messages(
+        r.question, [s.chunk.text for s in r.context.chunks], options=options
+    )
+    gen = llm.generate(messages, max_tokens=max_tokens, temperature=0.0)
+    stop()
+    usage = gen.usage
+    cost = llm_cost(usage.prompt_tokens, usage.completion_tokens, price_in_per_m, price_out_per_m)
+    trace = {
+        **r.trace,
+        "config": config or {},
+        "llm": {
+            "model": gen.model or getattr(llm, "name", ""),
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "finish_reason": gen.finish_reason,
+        },
+    }
+    return Answer(
+        question=r.question,
+        text=gen.text.strip(),
+        context=r.context,
+        usage=usage,
+        cost=cost,
+        timings=timings,
+        trace=trace,
+        method=method,
+    )
+
+
+def first_stage(
+    retriever: Retriever, questions: list[str], depth: int, doc_ids: DocFilter
+) -> tuple[list[list[Scored]], float]:
+    """Each question's top ``depth`` candidates, and the retrieval seconds per question (the
+    batch is retrieved at once, so its time is shared out evenly)."""
+    t0 = time.perf_counter()
+    hits = retriever.retrieve(questions, depth, doc_ids)
+    return hits, (time.perf_counter() - t0) / max(1, len(questions))
+
+
+class StagedMethod(Method):
+    """The chunk-level composition of SAGE's Fig. 1: retrieve ``depth`` candidates, rerank
+    them when a reranker is set, select. Naive RAG and SAGE differ only in their stages."""
+
+    retriever: Retriever
+    reranker: Reranker | None = None
+
+    def depth(self) -> int:
+        raise NotImplementedError
+
+    def selector(self) -> Selector:
+        raise NotImplementedError
+
+    def trace_info(self) -> dict[str, Any]:
+        """Method-specific trace keys (written before the candidates and the selection)."""
+        return {}
+
+    def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
+        hits, per_q = first_stage(self.retriever, questions, self.depth(), doc_ids)
+        selector = self.selector()
+        out: list[Retrieval] = []
+        for q, cands in zip(questions, hits, strict=True):
+            t: dict[str, float] = {"retrieve": per_q}
+            if self.reranker is not None:
+                stop = timed(t, "rerank")
+                cands = rerank(self.reranker, q, cands)
+                stop()
+            stop = timed(t, "select")
+            sel = selector.select(q, cands)
+            stop()
+            trace = {
+                "method": self.name,
+                **self.trace_info(),
+                "candidates": scored_trace(cands),
+                **selection_trace(sel),
+            }
+            out.append(Retrieval(q, sel.context, cands, trace, t))
+        return out

@@ -1,0 +1,254 @@
+"""SAGE's LLM self-feedback (Sec. VI, Fig. 6) as a stage any method can wrap around its answer.
+
+After the first answer, round ``i`` asks the LLM to judge answer ``i`` (score 1-10, context
+adjustment -1/+1):
+
+* score >= ``fs``: accept (stop ``accepted``);
+* otherwise move ``min_k`` by the adjustment (``feedback_step``), re-run the method's cut over
+  the same ranked candidates and answer again; the next round judges that answer. At most
+  ``max_rounds`` judgements, so the last answer generated is always judged (``max_rounds``);
+* a reply without a readable score stops the loop and keeps the current answer (``unparsed``);
+  a score without an adjustment stops it too (``no_adjustment``); an adjustment that leaves the
+  candidate range stops it (``bounds``), and so does one whose re-cut gives a context already
+  answered (``unchanged``): at temperature 0 it would only repeat the same answer.
+
+Otherwise the best-scored answer is returned (the earliest on ties). Its usage and cost include
+every call of the loop; ``trace["feedback"]`` records each round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ragsieve.llm.cost import llm_cost
+from ragsieve.llm.prompts import build_feedback_messages, parse_feedback
+from ragsieve.methods.base import Retrieval, capped, generate_answer, selection_trace, timed
+from ragsieve.select.base import Selector
+from ragsieve.types import Answer, Context, Usage
+
+if TYPE_CHECKING:
+    from ragsieve.llm import LLM
+
+FEEDBACK_STEPS = ("context", "min_k")
+
+#: ``selector_for(min_k, max_k)``: the method's cut, re-run over the candidates it ranked.
+SelectorFor = Callable[[int, "int | None"], Selector]
+
+
+class FeedbackSettings(Protocol):
+    """The config fields the loop reads (SAGE's names); SageConfig and FullConfig have them."""
+
+    min_k: int
+    fs: int
+    max_rounds: int
+    feedback_step: str
+    feedback_max_tokens: int
+    budget: int | None
+
+
+def _chunk_ids(ctx: Context) -> tuple[str, ...]:
+    return tuple(s.chunk.id for s in ctx.chunks)
+
+
+def next_bounds(
+    step: str, min_k: int, n_chunks: int, adjustment: int, n_candidates: int
+) -> tuple[int, int | None] | None:
+    """``(min_k, max_k)`` for the next selection, or None when it leaves 1..N.
+
+    ``context`` sets ``min_k`` to the current number of chunks -/+ 1 and, for less, caps the
+    cut there; ``min_k`` is the paper's literal ``min_k -/+ 1``.
+    """
+    if step == "min_k":
+        new = min_k + adjustment
+        return (new, None) if 1 <= new <= n_candidates else None
+    if adjustment > 0:
+        return (n_chunks + 1, None) if n_chunks + 1 <= n_candidates else None
+    return (n_chunks - 1, n_chunks - 1) if n_chunks - 1 >= 1 else None
+
+
+@dataclass
+class _Run:
+    """The loop's running state for one question."""
+
+    current: Answer
+    timings: dict[str, float]
+    answer_usage: Usage
+    feedback_usage: Usage = field(default_factory=Usage)
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    judged: list[Answer] = field(default_factory=list)
+    scores: list[int | None] = field(default_factory=list)
+    seen: set[tuple[str, ...]] = field(default_factory=set)
+
+
+def _round_record(rnd: int, min_k: int, max_k: int | None, cur: Answer, gen: Any, fb: Any) -> dict:
+    return {
+        "round": rnd,
+        "min_k": min_k,
+        "max_k": max_k,
+        "selected": list(_chunk_ids(cur.context)),
+        "n_chunks": len(cur.context.chunks),
+        "context_tokens": cur.context.n_tokens,
+        "cut_reason": cur.trace.get("selection", {}).get("reason"),
+        "answer": cur.text,
+        "answer_tokens": {
+            "prompt": cur.usage.prompt_tokens,
+            "completion": cur.usage.completion_tokens,
+        },
+        "feedback": {"reply": gen.text.strip(), "score": fb.score, "adjustment": fb.adjustment},
+        "feedback_tokens": {
+            "prompt": gen.usage.prompt_tokens,
+            "completion": gen.usage.completion_tokens,
+        },
+    }
+
+
+class SelfFeedback:
+    """The loop over one method's answers; ``selector_for`` is that method's cut."""
+
+    def __init__(self, settings: FeedbackSettings, selector_for: SelectorFor) -> None:
+        self.c = settings
+        self.selector_for = selector_for
+
+    def run(
+        self, name: str, r: Retrieval, first: Answer, llm: LLM, gen_kw: dict[str, Any]
+    ) -> Answer:
+        """Judge and re-answer until accepted or stopped; returns the best-judged answer."""
+        c = self.c
+        st = _Run(first, dict(first.timings), first.usage, seen={_chunk_ids(first.context)})
+        min_k, max_k = c.min_k, None
+        reason = "max_rounds"
+        for rnd in range(1, c.max_rounds + 1):
+            fb = self._judge(r, st, rnd, min_k, max_k, llm, gen_kw)
+            reason = self._verdict(fb, rnd)
+            if reason:
+                break
+            bounds = next_bounds(
+                c.feedback_step,
+                min_k,
+                len(st.current.context.chunks),
+                fb.adjustment,
+                len(r.candidates),
+            )
+            if bounds is None:
+                reason = "bounds"
+                break
+            min_k, max_k = bounds
+            if not self._answer_again(name, r, st, min_k, max_k, llm, gen_kw):
+                reason = "unchanged"
+                break
+        return self._finish(name, r, st, reason or "max_rounds", gen_kw)
+
+    def _judge(
+        self,
+        r: Retrieval,
+        st: _Run,
+        rnd: int,
+        min_k: int,
+        max_k: int | None,
+        llm: LLM,
+        gen_kw: dict[str, Any],
+    ) -> Any:
+        cur = st.current
+        messages = build_feedback_messages(
+            r.question, [s.chunk.text for s in cur.context.chunks], cur.text, gen_kw["options"]
+        )
+        stop = timed(st.timings, "feedback")
+        gen = llm.generate(messages, max_tokens=self.c.feedback_max_tokens, temperature=0.0)
+        stop()
+        st.feedback_usage = st.feedback_usage + gen.usage
+        fb = parse_feedback(gen.text)
+        st.rounds.append(_round_record(rnd, min_k, max_k, cur, gen, fb))
+        st.judged.append(cur)
+        st.scores.append(fb.score)
+        return fb
+
+    def _verdict(self, fb: Any, rnd: int) -> str | None:
+        """Why the loop stops after this judgement, or None to re-select."""
+        if fb.score is None:
+            return "unparsed"
+        if fb.score >= self.c.fs:
+            return "accepted"
+        if fb.adjustment is None:
+            return "no_adjustment"
+        return "max_rounds" if rnd == self.c.max_rounds else None
+
+    def _answer_again(
+        self,
+        name: str,
+        r: Retrieval,
+        st: _Run,
+        min_k: int,
+        max_k: int | None,
+        llm: LLM,
+        gen_kw: dict[str, Any],
+    ) -> bool:
+        """Re-cut and answer; False when the cut repeats a context already answered."""
+        stop = timed(st.timings, "select")
+        sel = self.selector_for(min_k, max_k).select(r.question, r.candidates)
+        stop()
+        again = capped(
+            Retrieval(r.question, sel.context, r.candidates, {**r.trace, **selection_trace(sel)}),
+            self.c.budget,
+        )
+        key = _chunk_ids(again.context)
+        if key in st.seen:
+            return False
+        st.seen.add(key)
+        st.current = generate_answer(name, again, llm, **gen_kw)
+        st.timings["generate"] = st.timings.get("generate", 0.0) + st.current.timings["generate"]
+        st.answer_usage = st.answer_usage + st.current.usage
+        return True
+
+    def _finish(
+        self, name: str, r: Retrieval, st: _Run, reason: str, gen_kw: dict[str, Any]
+    ) -> Answer:
+        c = self.c
+        if reason == "unparsed":
+            best = len(st.judged) - 1
+        else:
+            best = max(range(len(st.judged)), key=lambda i: (st.scores[i] or 0, -i))
+        chosen = st.judged[best]
+        usage = st.answer_usage + st.feedback_usage
+        cost = llm_cost(
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            gen_kw["price_in_per_m"],
+            gen_kw["price_out_per_m"],
+        )
+        trace = {
+            **chosen.trace,
+            "llm": {
+                **chosen.trace.get("llm", {}),
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "calls": len(st.judged) + len(st.rounds),
+            },
+            "feedback": {
+                "fs": c.fs,
+                "max_rounds": c.max_rounds,
+                "step": c.feedback_step,
+                "stop": reason,
+                "chosen_round": best + 1,
+                "rounds": st.rounds,
+                "tokens": {
+                    "answer": _usage_json(st.answer_usage),
+                    "feedback": _usage_json(st.feedback_usage),
+                },
+            },
+        }
+        return Answer(
+            question=r.question,
+            text=chosen.text,
+            context=chosen.context,
+            usage=usage,
+            cost=cost,
+            timings=st.timings,
+            trace=trace,
+            method=name,
+        )
+
+
+def _usage_json(u: Usage) -> dict[str, int]:
+    return {"prompt": u.prompt_tokens, "completion": u.completion_tokens}

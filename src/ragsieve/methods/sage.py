@@ -1,0 +1,135 @@
+"""SAGE (Sections V-VI): rerank ``N`` candidates, cut at the first sharp score drop, answer, and
+let the LLM's self-feedback widen or narrow the context (see docs/sage.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ragsieve.errors import ConfigError
+from ragsieve.methods.base import MethodDef, StagedMethod
+from ragsieve.methods.feedback import FEEDBACK_STEPS, SelfFeedback
+from ragsieve.rerank import get_reranker
+from ragsieve.rerank.base import DEFAULT_RERANKER
+from ragsieve.retrieve import get_retriever
+from ragsieve.select import GradientCutSelector, TopKSelector
+from ragsieve.select.base import Selector
+
+if TYPE_CHECKING:
+    from ragsieve.index import Index
+
+SAGE_SELECTIONS = ("gradient", "top-k")
+SAGE_FEEDBACK_STEPS = FEEDBACK_STEPS
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass
+class SageConfig:
+    """SAGE (Sections V-VI): retrieve ``N`` chunks, rerank, cut at the first sharp score drop
+    (``min_k``, ``g``), answer, then let the LLM judge its answer and widen or narrow the
+    context until the score reaches ``fs`` or ``max_rounds`` feedback rounds have run.
+
+    Defaults are the paper's hyper-parameters. Segmentation is not configured here: it is a
+    property of the index (``ragsieve index --chunker ...``), and the method works on any index.
+    """
+
+    #: Candidates fetched from the index and scored by the reranker.
+    N: int = 30
+    #: Minimum number of chunks the gradient cut keeps.
+    min_k: int = 7
+    #: Gradient threshold: the cut ends at the first relative score drop larger than ``g``.
+    g: float = 0.3
+    #: Feedback score (1-10) at or above which an answer is accepted.
+    fs: int = 9
+    #: At most this many feedback rounds (LLM judgements) per question.
+    max_rounds: int = 3
+    #: False: one answer, no self-feedback (the paper's "without feedback" ablation).
+    feedback: bool = True
+    #: Optional token ceiling on the context (stops the cut; wins over ``min_k``).
+    budget: int | None = None
+    retriever: str = "dense"
+    reranker: str = DEFAULT_RERANKER
+    #: "gradient" (SAGE) or "top-k": a fixed top ``min_k``, the "without selection" ablation.
+    selection: str = "gradient"
+    #: How "less"/"more context" moves the selection: "context" (default) sets ``min_k`` to
+    #: the current number of chunks -/+ 1 and, for less, caps the cut there; "min_k" is the
+    #: paper's literal ``min_k -/+ 1`` (often a no-op: the cut usually runs past ``min_k``).
+    feedback_step: str = "context"
+    #: Completion cap of a feedback call (the reply is two short lines).
+    feedback_max_tokens: int = 48
+
+    def __post_init__(self) -> None:
+        for name in ("N", "min_k", "fs", "max_rounds", "feedback_max_tokens"):
+            if not _is_int(getattr(self, name)):
+                raise ConfigError(f"{name} must be an integer, got {getattr(self, name)!r}")
+        if self.N < 1 or self.min_k < 1 or self.feedback_max_tokens < 1:
+            raise ConfigError("N, min_k and feedback_max_tokens must be at least 1")
+        if not isinstance(self.g, int | float) or not 0.0 <= self.g <= 1.0:
+            raise ConfigError(f"g is a relative drop and must be in [0, 1], got {self.g!r}")
+        if not 1 <= self.fs <= 10:
+            raise ConfigError(f"fs is a feedback score and must be in 1..10, got {self.fs}")
+        if self.max_rounds < 0:
+            raise ConfigError(f"max_rounds must be >= 0, got {self.max_rounds}")
+        if not isinstance(self.feedback, bool):
+            raise ConfigError(f"feedback must be true or false, got {self.feedback!r}")
+        if self.budget is not None and (not _is_int(self.budget) or self.budget < 1):
+            raise ConfigError(f"budget must be a positive number of tokens, got {self.budget!r}")
+        if self.selection not in SAGE_SELECTIONS:
+            raise ConfigError(f"selection must be one of {', '.join(SAGE_SELECTIONS)}")
+        if self.feedback_step not in SAGE_FEEDBACK_STEPS:
+            raise ConfigError(f"feedback_step must be one of {', '.join(SAGE_FEEDBACK_STEPS)}")
+
+
+def sage_cut(c: SageConfig, min_k: int, max_k: int | None = None) -> Selector:
+    """SAGE's selection for ``min_k``: the gradient cut, or a fixed top ``min_k``
+    (``selection=top-k``, the "without selection" ablation); ``budget`` is a ceiling."""
+    if c.selection == "top-k":
+        return TopKSelector(min_k if max_k is None else min(min_k, max_k), c.budget)
+    return GradientCutSelector(min_k, c.g, c.budget, max_k)
+
+
+class SageMethod(StagedMethod):
+    """SAGE: dense (or bm25/hybrid) top-``N`` -> reranker -> gradient cut -> LLM, with the
+    LLM's self-feedback re-selecting the context (:mod:`ragsieve.methods.feedback`).
+
+    :meth:`retrieve` is the no-LLM path (what ``ragsieve eval --no-llm`` measures);
+    :meth:`answer` adds generation and the feedback loop.
+    """
+
+    name = "sage"
+
+    def __init__(self, index: Index, config: SageConfig | None = None) -> None:
+        super().__init__(index)
+        self.config = config or SageConfig()
+        c = self.config
+        self.retriever = get_retriever(c.retriever, index)
+        self.reranker = get_reranker(c.reranker, index.config.embedder)
+        self.feedback = (
+            SelfFeedback(c, self.selector_for) if c.feedback and c.max_rounds >= 1 else None
+        )
+
+    def depth(self) -> int:
+        return self.config.N
+
+    def selector(self) -> Selector:
+        return self.selector_for(self.config.min_k)
+
+    def selector_for(self, min_k: int, max_k: int | None = None) -> Selector:
+        """The selection stage for a given ``min_k`` (the feedback loop moves it)."""
+        return sage_cut(self.config, min_k, max_k)
+
+    def trace_info(self) -> dict[str, Any]:
+        c = self.config
+        return {"retriever": c.retriever, "reranker": c.reranker, "N": c.N}
+
+
+SAGE = MethodDef(
+    "sage",
+    SageConfig,
+    SageMethod,
+    aliases={"n": "N", "candidates": "N"},
+    summary="rerank N, gradient cut, LLM self-feedback",
+)

@@ -1,0 +1,129 @@
+"""The package's import graph: no cycles, and no import from a lower floor to a higher one.
+
+Two checks, because each misses what the other finds: a fresh interpreter importing every
+module in alphabetical order fails on a cycle that breaks at import time, and the static graph
+(every ``import`` in a module, including those inside functions, but not ``TYPE_CHECKING``
+ones) finds the cycles and upward imports that lazy imports hide until a code path runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import ragsieve
+
+SRC = Path(ragsieve.__file__).resolve().parent
+
+#: Floors from the ground up: a module imports only its own floor and those below. Entry
+#: points (``ragsieve/__init__``, ``cli``, ``serve`` and every ``*/cli.py``) are the top floor.
+FLOORS: list[set[str]] = [
+    {"errors", "types", "data"},
+    {"text", "io", "metrics"},
+    {"embed", "llm"},
+    {"link", "segment", "rerank"},
+    {"index", "select", "retrieve"},
+    {"agent"},
+    {"methods"},
+    {"api", "explain", "evaluate"},
+    {"serve", "cli", "__init__"},
+]
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for p in sorted(SRC.rglob("*.py")):
+        parts = p.relative_to(SRC.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = p
+    return out
+
+
+def _imports(path: Path, known: set[str]) -> set[str]:
+    """ragsieve modules imported anywhere in ``path`` except under ``if TYPE_CHECKING``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for n in ast.walk(node))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        found.update(n for n in names if n in known)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    mods = _modules()
+    known = set(mods)
+    return {m: _imports(p, known) - {m} for m, p in mods.items()}
+
+
+def _floor(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return len(FLOORS) - 1  # ragsieve/__init__.py
+    if parts[-1] == "cli":
+        return len(FLOORS) - 1
+    for i, names in enumerate(FLOORS):
+        if parts[1] in names:
+            return i
+    raise AssertionError(f"{module} is on no floor: add its package to FLOORS")
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(graph.get(m, ())):
+            if state.get(n) == 1:
+                return [*stack[stack.index(n) :], n]
+            if n not in state and (found := visit(n)):
+                return found
+        stack.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(graph):
+        if m not in state and (found := visit(m)):
+            return found
+    return None
+
+
+def test_the_static_import_graph_has_no_cycle() -> None:
+    assert _cycle(_graph()) is None, " -> ".join(_cycle(_graph()) or [])
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_module_imports_a_higher_floor() -> None:
+    upward = [
+        f"{m} (floor {_floor(m)}) imports {n} (floor {_floor(n)})"
+        for m, targets in sorted(_graph().items())
+        for n in sorted(targets)
+        if _floor(n) > _floor(m)
+    ]
+    assert upward == []
+
+
+def test_every_module_imports_in_a_fresh_interpreter_in_alphabetical_order() -> None:
+    names = sorted(_modules())
+    code = "import importlib, sys\nfor n in sys.argv[1:]:\n    importlib.import_module(n)\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *names], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
