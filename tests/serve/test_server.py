@@ -403,7 +403,10 @@ QUESTIONS = [
 def sentence_server(
     sentence_index_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    srv = start_server(sentence_index_dir, tmp_path_factory.mktemp("spec") / "server.log")
+    tmp = tmp_path_factory.mktemp("spec")
+    config = tmp / "method.toml"
+    config.write_text('[method]\nname = "pareto"\nk = 2\n')
+    srv = start_server(sentence_index_dir, tmp / "server.log", "--config", str(config))
     yield srv.url
     stop_server(srv)
     assert "Traceback" not in srv.log_text()
@@ -434,3 +437,9 @@ def test_http_search_and_ask_take_the_same_specs(
     )
     assert refused.status_code == 400
     assert "agent_dir cannot be set over HTTP" in refused.json()["error"]
+    # --config: the method of an /ask that names none
+    r = httpx.post(
+        sentence_server + "/ask", json={"question": QUESTIONS[1], "max_tokens": 8}, timeout=600
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["method"] == "pareto" and len(r.json()["context"]) == 2

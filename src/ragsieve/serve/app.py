@@ -49,7 +49,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ragsieve.errors import ConfigError, IndexStoreError, InputError, LLMError, RagsieveError
 from ragsieve.index import Index
 from ragsieve.index.store import MANIFEST
-from ragsieve.methods import Method
+from ragsieve.methods import Method, MethodSpec
 from ragsieve.types import scored_json
 
 log = logging.getLogger("ragsieve.serve")
@@ -113,11 +113,12 @@ class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question.")
-    method: str = Field(
-        "naive",
+    method: str | None = Field(
+        None,
         min_length=1,
         max_length=MAX_SPEC_CHARS,
-        description="A method spec: naive, sage, carrot, pareto, saki, full, 'full[unit=passage]'.",
+        description="A method spec: naive, sage, carrot, pareto, saki, full, 'full[unit=passage]' "
+        "(default: the server's --config, else naive).",
     )
     k: int = Field(10, ge=1, le=MAX_K, description="Chunks in the context (top-k).")
     budget: int | None = Field(
@@ -307,14 +308,17 @@ class ServerState:
                 get_reranker(name, index.config.embedder)  # positional: same lru_cache key
                 self._warm_rerankers.add(key)
 
-    def method(self, text: str, index: Index, **run: Any) -> Method:
+    default_method: str | MethodSpec = "naive"
+
+    def method(self, text: str | MethodSpec | None, index: Index, **run: Any) -> Method:
         """The method of spec ``text``, built by the one spec parser; a reranker it names is
         checked against the allow-list, and options that name a file or an LLM endpoint
         (``agent_dir``, ``llm``) are refused over HTTP."""
         from ragsieve.methods import build_method, parse_spec
         from ragsieve.methods.spec import method_def
 
-        spec = parse_spec(text)
+        text = self.default_method if text is None else text
+        spec = parse_spec(text) if isinstance(text, str) else text
         aliases = method_def(spec.name).aliases
         opts = {aliases.get(k, k): v for k, v in spec.options.items()}
         refused = sorted(set(opts) & HTTP_REFUSED_OPTIONS)
@@ -435,6 +439,7 @@ def create_app(
     reload_interval: float = DEFAULT_RELOAD_INTERVAL,
     max_body_bytes: int = MAX_BODY_BYTES,
     preload: bool = True,
+    default_method: str | MethodSpec = "naive",
 ) -> FastAPI:
     """The ragsieve HTTP API over the index at ``index_dir``.
 
@@ -443,7 +448,8 @@ def create_app(
     ``/ask`` with ``Authorization: Bearer TOKEN``; ``llm_options`` go to
     :func:`ragsieve.llm.get_llm` (e.g. ``timeout``, ``max_retries`` for ``openai:`` specs);
     ``rerankers`` is the allow-list of reranker names (None: any); ``reload_interval`` is the
-    minimum number of seconds between checks for a new index commit (0: every request).
+    minimum number of seconds between checks for a new index commit (0: every request);
+    ``default_method`` answers ``/ask`` requests that name no method (``serve --config``).
     """
     import ragsieve
 
@@ -472,6 +478,7 @@ def create_app(
         ),
         lifespan=lifespan,
     )
+    state.default_method = default_method
     app.state.ragsieve = state
     app.add_middleware(_GuardMiddleware, max_body_bytes=max_body_bytes)
     _add_error_handlers(app)

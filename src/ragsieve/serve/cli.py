@@ -77,6 +77,15 @@ def serve(
     access_log: Annotated[
         bool, typer.Option("--access-log/--no-access-log", help="Log every request.")
     ] = True,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            exists=True,
+            dir_okay=False,
+            help="A TOML [method] table: the method of POST /ask requests that name none.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the index over HTTP: POST /search, POST /ask, GET /health, docs at /docs."""
     level = log_level.lower()
@@ -85,6 +94,11 @@ def serve(
     logging.basicConfig(
         level=level.upper(), format="%(levelname)s:     %(name)s: %(message)s", stream=sys.stderr
     )
+    default_method = "naive"
+    if config is not None:
+        from ragsieve.methods import check_spec, spec_from_toml
+
+        default_method = check_spec(spec_from_toml(config))
     _check_port(host, port)
     llm_options: dict[str, Any] = {}
     if llm_timeout is not None:
@@ -104,6 +118,7 @@ def serve(
         llm_options=llm_options,
         rerankers=[r for r in allowed if r] if allowed is not None else None,
         reload_interval=reload_interval,
+        default_method=default_method,
     )
     log = logging.getLogger("ragsieve.serve")
     if token is None and host not in LOOPBACK:
