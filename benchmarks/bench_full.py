@@ -213,7 +213,7 @@ def ceiling(limit: int | None, hotpot_limit: int | None, depth: int, share: floa
     naive k = 10's mean tokens. If that ceiling is below 95% of naive's recall, no cut rule
     (gradient, floor, feedback) over this ranking can meet the target; only a better ranking
     can. Also the fixed depths 1..5 for scale."""
-    from ragsieve.pipeline import get_method
+    from ragsieve.methods import get_method
 
     from ragsieve.evaluate.runner import (
         EvalConfig,
@@ -377,7 +377,7 @@ def cutrules(limit: int | None, hotpot_limit: int | None, spec: str, share: floa
     Why: it tells a ranking problem (the oracle misses too) from a stopping problem (the oracle
     meets the target, the rules do not)."""
     import numpy as np
-    from ragsieve.pipeline import get_method
+    from ragsieve.methods import get_method
 
     from ragsieve.evaluate.runner import (
         EvalConfig,
@@ -484,7 +484,7 @@ def pooledrules(hotpot_limit: int | None, spec: str, budget: int = 450) -> None:
     the prefix maximising precision + mu * recall, or ie + mu * recall (mu swept), Lagrangian
     relaxations of that constraint, so its figure is attainable and at most the optimum."""
     import numpy as np
-    from ragsieve.pipeline import get_method
+    from ragsieve.methods import get_method
 
     from ragsieve.evaluate.runner import (
         EvalConfig,
