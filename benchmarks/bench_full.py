@@ -213,8 +213,6 @@ def ceiling(limit: int | None, hotpot_limit: int | None, depth: int, share: floa
     naive k = 10's mean tokens. If that ceiling is below 95% of naive's recall, no cut rule
     (gradient, floor, feedback) over this ranking can meet the target; only a better ranking
     can. Also the fixed depths 1..5 for scale."""
-    from ragsieve.methods import get_method
-
     from ragsieve.evaluate.runner import (
         EvalConfig,
         _question_filter,
@@ -222,6 +220,7 @@ def ceiling(limit: int | None, hotpot_limit: int | None, depth: int, share: floa
         parse_methods,
         select_dataset,
     )
+    from ragsieve.methods import get_method
     from ragsieve.metrics import context_tokens, evidence_recall
 
     lines = [
@@ -377,7 +376,6 @@ def cutrules(limit: int | None, hotpot_limit: int | None, spec: str, share: floa
     Why: it tells a ranking problem (the oracle misses too) from a stopping problem (the oracle
     meets the target, the rules do not)."""
     import numpy as np
-    from ragsieve.methods import get_method
 
     from ragsieve.evaluate.runner import (
         EvalConfig,
@@ -386,6 +384,7 @@ def cutrules(limit: int | None, hotpot_limit: int | None, spec: str, share: floa
         parse_methods,
         select_dataset,
     )
+    from ragsieve.methods import get_method
     from ragsieve.metrics import context_tokens, evidence_recall
 
     opts = {"unit": "passage", "selection": "top-k", "min_k": 30, "floor": 0.0}
@@ -484,7 +483,6 @@ def pooledrules(hotpot_limit: int | None, spec: str, budget: int = 450) -> None:
     the prefix maximising precision + mu * recall, or ie + mu * recall (mu swept), Lagrangian
     relaxations of that constraint, so its figure is attainable and at most the optimum."""
     import numpy as np
-    from ragsieve.methods import get_method
 
     from ragsieve.evaluate.runner import (
         EvalConfig,
@@ -493,6 +491,7 @@ def pooledrules(hotpot_limit: int | None, spec: str, budget: int = 450) -> None:
         parse_methods,
         select_dataset,
     )
+    from ragsieve.methods import get_method
     from ragsieve.metrics import context_tokens, evidence_precision, evidence_recall
 
     data = select_dataset("hotpotqa-sent", None, None, hotpot_limit, True)

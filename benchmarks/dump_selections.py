@@ -22,7 +22,7 @@ RUNS = [
         15,
         450,
         "naive,sage,carrot,pareto,saki,full,full[unit=passage],full[order=mcts]",
-    ),  # noqa: E501
+    ),
     ("qasper", 6, None, "naive,naive[reranker=ensemble],sage,full[unit=passage],pareto[k=5]"),
 ]
 

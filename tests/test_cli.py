@@ -4,32 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import assert_one_line_error, run
 
 from ragsieve.index.store import MANIFEST
 
 pytestmark = pytest.mark.integration
-
-
-def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragsieve.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def assert_one_line_error(p: subprocess.CompletedProcess[str], code: int, fragment: str) -> None:
-    assert p.returncode == code, (p.returncode, p.stderr)
-    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, p.stderr
-    assert lines[0].startswith("error: ") and fragment in lines[0], lines[0]
-    assert "Traceback" not in p.stderr
 
 
 def test_index_search_info_json(tmp_path: Path, corpus_dir: Path) -> None:

@@ -7,45 +7,30 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import assert_one_line_error, run
 
 from ragsieve.index.store import MANIFEST
 
 pytestmark = pytest.mark.integration
 
 
-def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragsieve.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def one_line(p: subprocess.CompletedProcess[str], code: int, fragment: str) -> str:
-    assert p.returncode == code, (p.returncode, p.stderr)
-    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, p.stderr
-    assert lines[0].startswith("error: ") and fragment in lines[0], lines[0]
-    assert "Traceback" not in p.stderr
-    return lines[0]
-
-
 def test_index_paths_that_cannot_be_directories(tmp_path: Path, corpus_dir: Path) -> None:
     doc = str(corpus_dir / "rosetta-stone.md")
-    one_line(run("index", doc, "--index", "/proc/ragsieve-x"), 3, "cannot create index directory")
+    assert_one_line_error(
+        run("index", doc, "--index", "/proc/ragsieve-x"), 3, "cannot create index directory"
+    )
     regular = tmp_path / "file.txt"
     regular.write_text("not a folder")
-    one_line(run("index", doc, "--index", str(regular / "sub")), 3, "cannot create index")
+    assert_one_line_error(
+        run("index", doc, "--index", str(regular / "sub")), 3, "cannot create index"
+    )
     assert regular.read_text() == "not a folder"
     # An empty --index would have meant the current directory.
-    one_line(run("index", doc, "--index", ""), 2, "not an empty string")
-    one_line(run("search", "x", "--index", "  "), 2, "not an empty string")
+    assert_one_line_error(run("index", doc, "--index", ""), 2, "not an empty string")
+    assert_one_line_error(run("search", "x", "--index", "  "), 2, "not an empty string")
 
 
 def test_a_named_pipe_is_refused_not_read(tmp_path: Path, corpus_dir: Path) -> None:
@@ -53,7 +38,9 @@ def test_a_named_pipe_is_refused_not_read(tmp_path: Path, corpus_dir: Path) -> N
     os.mkfifo(fifo)
     idx = tmp_path / "ix"
     # Explicitly named: refused at once (it used to block forever on the read).
-    one_line(run("index", str(fifo), "--index", str(idx), timeout=60), 2, "not a regular file")
+    assert_one_line_error(
+        run("index", str(fifo), "--index", str(idx), timeout=60), 2, "not a regular file"
+    )
     assert not idx.exists()
     # Inside a folder: skipped with a warning, the regular files indexed.
     folder = tmp_path / "docs"
@@ -74,7 +61,9 @@ def test_damaged_manifest_is_one_line_and_repair_keeps_its_config(
     before = m["n_documents"]
     del m["n_documents"]
     (writable_index / MANIFEST).write_text(json.dumps(m))
-    line = one_line(run("info", "--index", str(writable_index)), 3, "missing field n_documents")
+    line = assert_one_line_error(
+        run("info", "--index", str(writable_index)), 3, "missing field n_documents"
+    )
     assert "ragsieve repair" in line
     p = run("repair", "--index", str(writable_index), "--json")
     assert p.returncode == 0, p.stderr
@@ -87,7 +76,7 @@ def test_damaged_manifest_is_one_line_and_repair_keeps_its_config(
 
 def test_unwritable_outputs_fail_before_any_work(sample_index_dir: Path, tmp_path: Path) -> None:
     manifest = (sample_index_dir / MANIFEST).read_text()
-    one_line(
+    assert_one_line_error(
         run("explain", "bees", "--index", str(sample_index_dir), "--plot", "/proc/x/plot.png"),
         2,
         "--plot",
@@ -96,7 +85,7 @@ def test_unwritable_outputs_fail_before_any_work(sample_index_dir: Path, tmp_pat
     data.write_text(json.dumps({"question": "q?", "answers": ["a"], "documents": ["a b"]}) + "\n")
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where a folder should be")
-    one_line(
+    assert_one_line_error(
         run("eval", "--data", str(data), "--no-llm", "--out", str(blocker / "out")),
         2,
         "--out",
@@ -104,10 +93,10 @@ def test_unwritable_outputs_fail_before_any_work(sample_index_dir: Path, tmp_pat
     assert (sample_index_dir / MANIFEST).read_text() == manifest
 
 
-def test_rm_of_an_unknown_document_is_exit_2_one_line(writable_index: Path) -> None:
+def test_rm_of_an_unknown_document_is_exit_2_assert_one_line_error(writable_index: Path) -> None:
     manifest = (writable_index / MANIFEST).read_text()
     p = run("rm", "no-such-doc.md", "--index", str(writable_index))
-    one_line(p, 2, "no such document")
+    assert_one_line_error(p, 2, "no such document")
     assert "removed" not in p.stdout
     assert (writable_index / MANIFEST).read_text() == manifest
 

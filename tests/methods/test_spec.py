@@ -6,11 +6,10 @@ ceiling on the context exactly as the LLM reads it."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import run
 
 from ragsieve.errors import ConfigError
 from ragsieve.index import Index
@@ -118,18 +117,12 @@ def test_every_method_builds_from_its_spec_and_the_budget_is_a_hard_ceiling(
         assert r.trace["method"] == name
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragsieve.cli", *args], capture_output=True, text=True, timeout=600
-    )
-
-
 @pytest.mark.integration
 def test_cli_search_and_ask_take_the_same_specs(
     sentence_index_dir: Path, tmp_path: Path, method_specs: dict[str, str]
 ) -> None:
     for name, spec in method_specs.items():
-        p = _cli(
+        p = run(
             "search",
             QUESTIONS[0],
             "--index",
@@ -145,13 +138,13 @@ def test_cli_search_and_ask_take_the_same_specs(
         assert out["method"] == spec and out["trace"]["method"] == name and out["results"]
     cfg = tmp_path / "m.toml"
     cfg.write_text('[method]\nname = "pareto"\nk = 2\n')
-    p = _cli(
+    p = run(
         "search", QUESTIONS[0], "--index", str(sentence_index_dir), "--config", str(cfg), "--json"
     )
     assert p.returncode == 0, p.stderr
     assert len(json.loads(p.stdout)["results"]) == 2
     # a bad key fails before any model loads: exit 2, one line naming the valid keys
-    p = _cli("ask", QUESTIONS[0], "--index", str(sentence_index_dir), "--method", "naive[kk=2]")
+    p = run("ask", QUESTIONS[0], "--index", str(sentence_index_dir), "--method", "naive[kk=2]")
     assert p.returncode == 2
     assert p.stderr.strip().count("\n") == 0
     assert "valid keys are k, budget, retriever, reranker, candidates" in p.stderr
@@ -159,7 +152,7 @@ def test_cli_search_and_ask_take_the_same_specs(
 
 @pytest.mark.integration
 def test_cli_ask_with_a_full_spec_and_the_local_llm(sentence_index_dir: Path) -> None:
-    p = _cli(
+    p = run(
         "ask",
         QUESTIONS[0],
         "--index",

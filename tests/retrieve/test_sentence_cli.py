@@ -4,24 +4,14 @@ packaged local LLM; bad sentence options are one-line errors."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import run
 
 from ragsieve.index.store import MANIFEST
 
 pytestmark = pytest.mark.integration
-
-
-def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragsieve.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 @pytest.mark.parametrize("method", ["pareto", "saki"])

@@ -55,15 +55,14 @@ class ParetoMethod(Method):
         super().__init__(index)
         self.config = config or ParetoConfig()
         c = self.config
-        index.sentences_table  # noqa: B018  (raises the one-line "build with --sentences" error)
+        # First: the ranker refuses an index without a sentence table in one line.
+        self.ranker = ParetoRetriever(index, c.alpha, max(c.depth, 4 * c.k, (c.budget or 0) // 4))
         built = index.config.pareto_context
         if c.context is not None and c.context != built:
             raise ConfigError(
                 f"index {index.path} holds {built} Pareto context vectors, not {c.context}: "
                 f"build one with --pareto-context {c.context}"
             )
-        depth = max(c.depth, 4 * c.k, (c.budget or 0) // 4)
-        self.ranker = ParetoRetriever(index, c.alpha, depth)
         self.alpha = self.ranker.alpha
         self.selector = BudgetSelector(c.budget) if c.budget is not None else TopKSelector(c.k)
 

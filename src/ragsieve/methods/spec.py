@@ -168,11 +168,20 @@ def _convert(value: Any, hint: Any) -> tuple[bool, Any]:
     return False, None
 
 
+def as_spec(spec: str | MethodSpec) -> MethodSpec:
+    return parse_spec(spec) if isinstance(spec, str) else spec
+
+
+def canonical_options(defn: MethodDef, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` under the config's field names (``n`` -> ``N``, ``scorer`` -> ``reranker``)."""
+    return {defn.aliases.get(k, k): v for k, v in options.items()}
+
+
 def make_config(defn: MethodDef, options: Mapping[str, Any], run: Mapping[str, Any]) -> Any:
     """The method's typed config from spec ``options`` over ``run`` options over defaults."""
     hints = typing.get_type_hints(defn.config)
     valid = [f.name for f in fields(defn.config)]
-    opts = {defn.aliases.get(k, k): v for k, v in options.items()}
+    opts = canonical_options(defn, options)
     unknown = sorted(set(opts) - set(valid))
     if unknown:
         raise ConfigError(
@@ -192,14 +201,14 @@ def make_config(defn: MethodDef, options: Mapping[str, Any], run: Mapping[str, A
 
 def check_spec(spec: str | MethodSpec, **run: Any) -> MethodSpec:
     """Parse and validate without an index (fail before any work); returns the spec."""
-    spec = parse_spec(spec) if isinstance(spec, str) else spec
+    spec = as_spec(spec)
     make_config(method_def(spec.name), spec.options, run)
     return spec
 
 
 def build_method(spec: str | MethodSpec, index: Index, **run: Any) -> Method:
     """The method of ``spec`` over ``index``; ``run`` holds :data:`RUN_KEYS` values."""
-    spec = parse_spec(spec) if isinstance(spec, str) else spec
+    spec = as_spec(spec)
     extra = sorted(set(run) - set(RUN_KEYS))
     if extra:
         raise ConfigError(f"unknown run option(s) {', '.join(extra)}: use {', '.join(RUN_KEYS)}")

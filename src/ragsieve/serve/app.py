@@ -314,13 +314,11 @@ class ServerState:
         """The method of spec ``text``, built by the one spec parser; a reranker it names is
         checked against the allow-list, and options that name a file or an LLM endpoint
         (``agent_dir``, ``llm``) are refused over HTTP."""
-        from ragsieve.methods import build_method, parse_spec
-        from ragsieve.methods.spec import method_def
+        from ragsieve.methods import build_method
+        from ragsieve.methods.spec import as_spec, canonical_options, method_def
 
-        text = self.default_method if text is None else text
-        spec = parse_spec(text) if isinstance(text, str) else text
-        aliases = method_def(spec.name).aliases
-        opts = {aliases.get(k, k): v for k, v in spec.options.items()}
+        spec = as_spec(self.default_method if text is None else text)
+        opts = canonical_options(method_def(spec.name), spec.options)
         refused = sorted(set(opts) & HTTP_REFUSED_OPTIONS)
         if refused:
             raise ConfigError(f"option(s) {', '.join(refused)} cannot be set over HTTP")

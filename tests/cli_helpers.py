@@ -1,0 +1,28 @@
+"""The real ``ragsieve`` command in a subprocess, and the one-line error contract, shared by the
+CLI tests (``pythonpath = ["tests"]`` in pyproject.toml makes this importable)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m ragsieve.cli ARGS`` with text output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "ragsieve.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def assert_one_line_error(p: subprocess.CompletedProcess[str], code: int, fragment: str) -> str:
+    """Exit ``code``, stderr one line ``error: ...`` holding ``fragment``, no traceback; returns
+    the line."""
+    assert p.returncode == code, (p.returncode, p.stderr)
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith("error: ") and fragment in lines[0], lines[0]
+    assert "Traceback" not in p.stderr
+    return lines[0]
