@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from ragsieve.index import Index
 
 SAGE_SELECTIONS = ("gradient", "top-k")
-SAGE_FEEDBACK_STEPS = FEEDBACK_STEPS
 
 
 def _is_int(value: Any) -> bool:
@@ -79,8 +78,8 @@ class SageConfig:
             raise ConfigError(f"budget must be a positive number of tokens, got {self.budget!r}")
         if self.selection not in SAGE_SELECTIONS:
             raise ConfigError(f"selection must be one of {', '.join(SAGE_SELECTIONS)}")
-        if self.feedback_step not in SAGE_FEEDBACK_STEPS:
-            raise ConfigError(f"feedback_step must be one of {', '.join(SAGE_FEEDBACK_STEPS)}")
+        if self.feedback_step not in FEEDBACK_STEPS:
+            raise ConfigError(f"feedback_step must be one of {', '.join(FEEDBACK_STEPS)}")
 
 
 def sage_cut(c: SageConfig, min_k: int, max_k: int | None = None) -> Selector:
