@@ -88,6 +88,7 @@ METHOD_SPECS = {
     "saki": "saki[k=3,links=2,judge=none]",
     "pareto": "pareto[k=3,alpha=0.7]",
     "full": "full[unit=passage,floor=0.5]",
+    "tagger": "tagger[k=3,threshold=0.2]",
 }
 
 

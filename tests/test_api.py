@@ -27,3 +27,22 @@ def test_python_api_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     assert "Neptune" in answer.context.chunks[0].chunk.text
     assert answer.usage.prompt_tokens > 0 and answer.text
     assert answer.trace["selection"]["selector"] == "budget"
+
+
+def test_prune_keeps_the_answer_sentence_of_passages_a_user_has(corpus_dir: Path) -> None:
+    from ragsieve import prune
+    from ragsieve.errors import InputError
+
+    rosetta = (corpus_dir / "rosetta-stone.md").read_text("utf-8")
+    bees = (corpus_dir / "honey-bees.md").read_text("utf-8")
+    q = "In which year did Champollion announce the decipherment of hieroglyphs?"
+    kept = prune(q, [("Honey bees", bees), ("Rosetta Stone", rosetta)])
+    assert kept and kept[0].passage == 1  # the relevant passage first
+    assert any("In 1822 he announced" in k.text for k in kept)
+    assert all(0.0 <= k.prob <= 1.0 for k in kept)
+    fewer = prune(q, [bees, rosetta], threshold=0.9, hops=1)
+    assert len(fewer) == 1 or all(k.prob >= 0.9 for k in fewer)  # one is always kept
+    with pytest.raises(InputError, match="empty"):
+        prune(" ", [rosetta])
+    with pytest.raises(InputError, match="passage"):
+        prune(q, [42])  # type: ignore[list-item]

@@ -24,7 +24,7 @@ FLOORS: list[set[str]] = [
     {"text", "io", "metrics"},
     {"embed", "llm"},
     {"link", "segment", "rerank"},
-    {"index", "select", "retrieve"},
+    {"index", "select", "retrieve", "tag"},
     {"agent"},
     {"methods"},
     {"api", "explain", "evaluate"},

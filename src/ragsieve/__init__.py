@@ -23,7 +23,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
 
-from ragsieve.api import ask, search
+from ragsieve.api import ask, prune, search
 from ragsieve.index import Index, IndexConfig
 from ragsieve.types import Answer, Chunk, Context, Document, Scored, Sentence
 
@@ -38,5 +38,6 @@ __all__ = [
     "Sentence",
     "__version__",
     "ask",
+    "prune",
     "search",
 ]

@@ -701,6 +701,7 @@ def _register_plugins() -> None:
         "ragsieve.segment.cli",
         "ragsieve.serve.cli",
         "ragsieve.agent.cli",
+        "ragsieve.tag.cli",
     ):
         try:
             module = importlib.import_module(mod)

@@ -4,7 +4,8 @@ Every method leaves a trace on its :class:`~ragsieve.pipeline.Retrieval` (see DE
 trace on every answer"). This module turns that trace into a report a person can read: the
 reranker's score curve over the candidates with the gradient cut (SAGE Fig. 5), the best MCTS
 path with its visits and benefits (CARROT), the attention links that expanded the static hits
-(SAKI), and the tokens and seconds each stage cost. It reads only the trace, so a method that
+(SAKI), each passage the evidence tagger read with its sentences shaded by keep probability,
+and the tokens and seconds each stage cost. It reads only the trace, so a method that
 records the common keys (``candidates``, ``selected``, ``selection``, ``context_tokens``) is
 explained without code of its own here.
 """
@@ -81,7 +82,47 @@ def report(r: Retrieval) -> dict[str, Any]:
         }
     if "feedback" in trace:
         out["feedback"] = trace["feedback"]
+    passages = tagged_passages(r, chosen)
+    if passages:
+        out["passages"] = passages
     return out
+
+
+def tagged_passages(r: Retrieval, chosen: set[str]) -> list[dict[str, Any]]:
+    """With the evidence tagger: every passage it read, most relevant first, each sentence
+    with its keep probability and whether it was selected (empty for other methods)."""
+    groups: dict[tuple[str, float], list[Any]] = {}
+    for s in r.candidates:
+        if "keep" in s.scores:
+            groups.setdefault((s.chunk.doc_id, s.scores.get("relevance", 0.0)), []).append(s)
+    out = []
+    for (doc_id, rel), items in sorted(groups.items(), key=lambda kv: -kv[0][1]):
+        items.sort(key=lambda s: s.chunk.start)
+        out.append(
+            {
+                "doc_id": doc_id,
+                "title": items[0].chunk.title,
+                "relevance": round(rel, 4),
+                "sentences": [
+                    {
+                        "chunk_id": s.chunk.id,
+                        "text": s.chunk.text,
+                        "keep": round(s.scores["keep"], 4),
+                        "selected": s.chunk.id in chosen,
+                    }
+                    for s in items
+                ],
+            }
+        )
+    return out
+
+
+#: Shades for keep probabilities 0-0.2, 0.2-0.4, ... 0.8-1 in the terminal.
+SHADES = " ░▒▓█"
+
+
+def shade(p: float) -> str:
+    return SHADES[min(len(SHADES) - 1, int(max(0.0, p) * len(SHADES)))]
 
 
 def explain(
@@ -128,6 +169,13 @@ def text_lines(rep: dict[str, Any], width: int = 40) -> list[str]:
         )
         for link in lk.get("links", [])[:20]:
             lines.append(f"  {link}")
+    for p in rep.get("passages", [])[:12]:
+        lines.append(f"passage {p['title'] or p['doc_id']} (relevance {p['relevance']:.3f}):")
+        for s in p["sentences"]:
+            mark = "*" if s["selected"] else " "
+            text = " ".join(s["text"].split())
+            text = text if len(text) <= 90 else text[:87] + "..."
+            lines.append(f" {mark}{shade(s['keep']) * 3} {s['keep']:.3f} {text}")
     lines.append("tokens: " + ", ".join(f"{k} {v}" for k, v in rep["tokens"].items()))
     lines.append("seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in rep["seconds"].items()))
     return lines

@@ -1,6 +1,6 @@
-"""The ``full`` method on a real sentence index (Pareto vectors, MiniLM attention links, the
-shipped ensemble reranker, the gradient cut, CARROT's MCTS and SAGE's feedback with the real
-local SmolLM2)."""
+"""The ``full`` method's reranker path (``full[scorer=reranker]``, the ablation of the tagger)
+on a real sentence index (Pareto vectors, MiniLM attention links, the shipped ensemble
+reranker, the gradient cut, CARROT's MCTS and SAGE's feedback with the real local SmolLM2)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_registered_and_needs_sentences() -> None:
 
 
 def test_default_pipeline_pools_reranks_expands_and_cuts(index: Index) -> None:
-    r = get_method("full", index).retrieve([QUESTION])[0]
+    r = get_method("full", index, scorer="reranker").retrieve([QUESTION])[0]
     pool = r.trace["pool"]
     assert pool["pareto"] == min(30, len(index.sentence_rows(None)))
     assert r.trace["retriever"] == "hybrid" and r.trace["reranker"] == "ensemble"
@@ -66,7 +66,7 @@ def test_default_pipeline_pools_reranks_expands_and_cuts(index: Index) -> None:
 
 
 def test_linked_sentences_come_from_the_stored_links(index: Index) -> None:
-    r = get_method("full", index, expand=3, links=3).retrieve([QUESTION])[0]
+    r = get_method("full", index, scorer="reranker", expand=3, links=3).retrieve([QUESTION])[0]
     linked = [s for s in r.candidates if "link" in s.scores]
     assert len(linked) == r.trace["pool"]["linked"]
     keys = [(s.chunk.doc_id, s.chunk.index) for s in r.candidates]
@@ -76,30 +76,36 @@ def test_linked_sentences_come_from_the_stored_links(index: Index) -> None:
         src = row[s.scores["linked_from"]]
         assert s.chunk.index in src["link_idx"]
         assert "pareto" not in s.scores and 0.0 <= s.score <= 1.0
-    none = get_method("full", index, expand=0).retrieve([QUESTION])[0]
+    none = get_method("full", index, scorer="reranker", expand=0).retrieve([QUESTION])[0]
     assert none.trace["pool"]["linked"] == 0
 
 
 def test_ablation_switches(index: Index) -> None:
-    no_chunks = get_method("full", index, chunks=0).retrieve([QUESTION])[0]
+    no_chunks = get_method("full", index, scorer="reranker", chunks=0).retrieve([QUESTION])[0]
     assert no_chunks.trace["pool"]["from_chunks"] == 0 and no_chunks.trace["retriever"] is None
-    plain = get_method("full", index, pareto=False).retrieve([QUESTION])[0]
+    plain = get_method("full", index, scorer="reranker", pareto=False).retrieve([QUESTION])[0]
     assert plain.trace["alpha"] == 1.0
-    top3 = get_method("full", index, selection="top-k", min_k=3, floor=0).retrieve([QUESTION])[0]
+    top3 = get_method(
+        "full", index, scorer="reranker", selection="top-k", min_k=3, floor=0
+    ).retrieve([QUESTION])[0]
     assert len(top3.context.chunks) == 3
-    capped = get_method("full", index, budget=40, min_k=10).retrieve([QUESTION])[0]
+    capped = get_method("full", index, scorer="reranker", budget=40, min_k=10).retrieve([QUESTION])[
+        0
+    ]
     assert 0 < capped.context.n_tokens <= 40
     _check_context(capped)
-    bare = get_method("full", index, title=False, reranker="bi-encoder").retrieve([QUESTION])[0]
+    bare = get_method(
+        "full", index, scorer="reranker", title=False, reranker="bi-encoder"
+    ).retrieve([QUESTION])[0]
     assert bare.trace["reranker"] == "bi-encoder"
     assert "1977" in bare.context.text
 
 
 def test_passage_unit_widens_each_sentence_to_its_passage(index: Index) -> None:
-    sent = get_method("full", index, expand=0).retrieve([QUESTION])[0]
-    wide = get_method("full", index, expand=0, unit="passage", passage_cut=False).retrieve(
-        [QUESTION]
-    )[0]
+    sent = get_method("full", index, scorer="reranker", expand=0).retrieve([QUESTION])[0]
+    wide = get_method(
+        "full", index, scorer="reranker", expand=0, unit="passage", passage_cut=False
+    ).retrieve([QUESTION])[0]
     rows = {
         (r["doc_id"], r["idx"]): r
         for r in index.sentence_rows(
@@ -113,7 +119,9 @@ def test_passage_unit_widens_each_sentence_to_its_passage(index: Index) -> None:
     assert {(s.chunk.doc_id, s.chunk.index) for s in wide.context.chunks} == want
     assert wide.trace["selection"]["passages"]["sentences"] == len(want)
     _check_context(wide)
-    capped = get_method("full", index, unit="passage", budget=60).retrieve([QUESTION])[0]
+    capped = get_method("full", index, scorer="reranker", unit="passage", budget=60).retrieve(
+        [QUESTION]
+    )[0]
     assert 0 < capped.context.n_tokens <= 60
 
 
@@ -125,7 +133,9 @@ def _passage_rows(index: Index, docs: set[str]) -> dict[tuple[str, int], int]:
 
 
 def test_passage_cut_counts_passages_not_sentences(index: Index) -> None:
-    r = get_method("full", index, unit="passage", min_k=2, floor=0.0).retrieve([QUESTION])[0]
+    r = get_method("full", index, scorer="reranker", unit="passage", min_k=2, floor=0.0).retrieve(
+        [QUESTION]
+    )[0]
     cut = r.trace["selection"]["passage_cut"]
     assert 1 <= cut["passages"] <= cut["sentences"]
     docs = {s.chunk.doc_id for s in r.candidates}
@@ -138,7 +148,9 @@ def test_passage_cut_counts_passages_not_sentences(index: Index) -> None:
     best = max(r.candidates, key=lambda s: s.score)
     assert (best.chunk.doc_id, of[(best.chunk.doc_id, best.chunk.index)]) in chosen
     # The floor applies to the passages' best sentences.
-    tight = get_method("full", index, unit="passage", floor=0.9).retrieve([QUESTION])[0]
+    tight = get_method("full", index, scorer="reranker", unit="passage", floor=0.9).retrieve(
+        [QUESTION]
+    )[0]
     top = max(s.score for s in tight.candidates)
     assert all(s.score >= 0.9 * top for s in tight.context.chunks)
     _check_context(tight)
@@ -147,11 +159,13 @@ def test_passage_cut_counts_passages_not_sentences(index: Index) -> None:
 
 
 def test_floor_and_bridge_hop(index: Index) -> None:
-    floored = get_method("full", index, floor=0.9, min_k=1).retrieve([QUESTION])[0]
+    floored = get_method("full", index, scorer="reranker", floor=0.9, min_k=1).retrieve([QUESTION])[
+        0
+    ]
     top = floored.candidates[0].score
     assert all(s.score >= 0.9 * top for s in floored.context.chunks)
     assert floored.trace["selection"]["floor"]["dropped"] >= 0
-    two = get_method("full", index, hops=2).retrieve([QUESTION])[0]
+    two = get_method("full", index, scorer="reranker", hops=2).retrieve([QUESTION])[0]
     bridge = next(s for s in two.candidates if s.chunk.id == two.trace["bridge"])
     best_doc = bridge.chunk.doc_id
     assert "hop" not in bridge.scores
@@ -161,7 +175,9 @@ def test_floor_and_bridge_hop(index: Index) -> None:
 
 
 def test_mcts_order_is_carrots_best_path(index: Index) -> None:
-    r = get_method("full", index, order="mcts", min_k=4, mcts_n=4).retrieve([QUESTION])[0]
+    r = get_method("full", index, scorer="reranker", order="mcts", min_k=4, mcts_n=4).retrieve(
+        [QUESTION]
+    )[0]
     sel = r.trace["selection"]
     assert sel["order"] == "mcts"
     path = [p["chunk_id"] for p in sel["mcts"]["best_path"]]
@@ -173,7 +189,7 @@ def test_bad_options_are_one_line_errors(index: Index) -> None:
     with pytest.raises(ConfigError, match=r"unknown option\(s\) .* for full: valid keys"):
         get_method("full", index, min_K=3)
     with pytest.raises(ConfigError, match="order must be"):
-        get_method("full", index, order="random")
+        get_method("full", index, scorer="reranker", order="random")
     with pytest.raises(ConfigError, match="expand"):
         FullConfig(expand=-1)
     with pytest.raises(ConfigError, match="unit"):
@@ -190,7 +206,7 @@ def test_index_without_sentences_is_refused(sample_index_dir: Path) -> None:
 
 
 def test_feedback_loop_reselects_sentences_with_the_local_llm(index: Index, smollm2: Any) -> None:
-    m = FullMethod(index, FullConfig(min_k=2, max_rounds=2))
+    m = FullMethod(index, FullConfig(scorer="reranker", min_k=2, max_rounds=2))
     ans = m.ask(QUESTION, smollm2, max_tokens=32)
     fb = ans.trace["feedback"]
     assert 1 <= len(fb["rounds"]) <= 2

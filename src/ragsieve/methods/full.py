@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,6 +50,7 @@ from ragsieve.methods.base import (
 )
 from ragsieve.methods.feedback import SelfFeedback
 from ragsieve.methods.sage import SageConfig, sage_cut
+from ragsieve.methods.tagger import get_tagger, tagged_selection
 from ragsieve.rerank import get_reranker
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever
@@ -58,6 +59,8 @@ from ragsieve.retrieve.pareto import ParetoRetriever, group_in_source_order, row
 from ragsieve.select.base import Selection, Selector, make_context
 from ragsieve.select.benefit import BenefitScorer
 from ragsieve.select.mcts import DEFAULT_BUDGET, DEFAULT_CANDIDATES, MCTSConfig, MCTSSelector
+from ragsieve.tag.model import shipped_model_present
+from ragsieve.tag.prune import check_threshold, prune
 from ragsieve.types import Scored
 
 if TYPE_CHECKING:
@@ -65,6 +68,12 @@ if TYPE_CHECKING:
 
 ORDERS = ("source", "mcts")
 UNITS = ("sentence", "passage")
+SCORERS = ("tagger", "reranker")
+
+
+def default_scorer() -> str:
+    """``tagger`` when the shipped tagger model is installed, else ``reranker``."""
+    return "tagger" if shipped_model_present() else "reranker"
 
 
 @dataclass
@@ -106,9 +115,25 @@ class FullConfig(SageConfig):
     #: represented by its best sentence), as SAGE cuts over chunks; False cuts over sentences
     #: and then widens every chosen one, so five good sentences in five passages bring five.
     passage_cut: bool = True
+    #: ``tagger``: the evidence tagger reads each candidate passage whole and its threshold
+    #: replaces the reranker and the cut (the default when the shipped tagger is installed);
+    #: ``reranker`` (or a reranker's name, e.g. ``ensemble``): the sentence reranker + SAGE cut.
+    scorer: str = field(default_factory=default_scorer)
+    #: The tagger's keep threshold (None: the model's default); a tagger folder (None: shipped).
+    threshold: float | None = None
+    tagger_model: str | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if not isinstance(self.scorer, str) or not self.scorer:
+            raise ConfigError(
+                f"scorer must be tagger, reranker or a reranker name, got {self.scorer!r}"
+            )
+        if self.scorer not in SCORERS:
+            self.reranker, self.scorer = self.scorer, "reranker"
+        check_threshold(self.threshold)
+        if self.scorer == "tagger" and self.order == "mcts":
+            raise ConfigError("order=mcts orders reranker scores: use it with scorer=reranker")
         for name in ("chunks", "expand", "links"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
@@ -186,7 +211,10 @@ class FullMethod(Method):
         alpha = None if c.pareto else 1.0
         self.pareto = ParetoRetriever(index, alpha, depth=max(200, 4 * c.N))
         self.retriever = get_retriever(c.retriever, index) if c.chunks else None
-        self.reranker = get_reranker(c.reranker, index.config.embedder)
+        self.tagger = get_tagger(c.tagger_model) if c.scorer == "tagger" else None
+        self.reranker = (
+            get_reranker(c.reranker, index.config.embedder) if self.tagger is None else None
+        )
         self.feedback = (
             SelfFeedback(c, self.selector_for) if c.feedback and c.max_rounds >= 1 else None
         )
@@ -264,6 +292,7 @@ class FullMethod(Method):
         score, ``chunk``: its chunk hit's score, ``link``: the link weight)."""
         if not cands:
             return []
+        assert self.reranker is not None
         scores = self.reranker.score(q, [self._text(s) for s in cands])
         return [
             replace(s, score=float(v), scores={**s.scores, "rerank": float(v)})
@@ -348,6 +377,8 @@ class FullMethod(Method):
     ) -> Retrieval:
         c = self.config
         pool, from_chunks = self._pool(pareto_hits, chunk_hits, by_doc)
+        if self.tagger is not None:
+            return self._tag_one(q, pool, by_doc, t, len(pareto_hits), from_chunks)
         stop = timed(t, "rerank")
         scored = sorted(self._score(q, pool), key=lambda s: -s.score)
         bridge = scored[0] if c.hops == 2 and scored else None
@@ -365,11 +396,73 @@ class FullMethod(Method):
         stop()
         trace = {
             "method": self.name,
+            "scorer": "reranker",
             "alpha": 1.0 if not c.pareto else self.pareto.alpha,
             "retriever": c.retriever if c.chunks else None,
             "reranker": c.reranker,
             "pool": {"pareto": len(pareto_hits), "from_chunks": from_chunks, "linked": len(linked)},
             "bridge": bridge.chunk.id if bridge is not None else None,
+            "candidates": scored_trace(cands),
+            **selection_trace(sel),
+        }
+        return Retrieval(q, sel.context, cands, trace, t)
+
+    def _tag_one(
+        self,
+        q: str,
+        pool: list[Scored],
+        by_doc: dict[str, dict[int, dict[str, Any]]],
+        t: dict[str, float],
+        n_pareto: int,
+        from_chunks: int,
+    ) -> Retrieval:
+        """The tagger path: every passage holding a candidate (and, with ``expand``, the
+        passages of the best candidates' linked sentences) is read whole by the tagger;
+        its kept sentences are the context (:func:`ragsieve.methods.tagger.tagged_selection`)."""
+        c = self.config
+        assert self.tagger is not None
+        stop = timed(t, "tag")
+        keys: dict[tuple[str, int], None] = {}
+        ranked = sorted(pool, key=lambda s: -s.score)
+        for s in ranked:
+            row = by_doc.get(s.chunk.doc_id, {}).get(s.chunk.index)
+            if row is not None:
+                keys.setdefault((s.chunk.doc_id, int(row["passage"])), None)
+        linked = 0
+        for s in ranked[: c.expand]:
+            row = by_doc.get(s.chunk.doc_id, {}).get(s.chunk.index) or {}
+            pairs = sorted(
+                zip(row.get("link_idx") or [], row.get("link_w") or [], strict=True),
+                key=lambda p: -float(p[1]),
+            )
+            for j, _ in pairs[: c.links]:
+                target = by_doc[s.chunk.doc_id].get(int(j))
+                key = (s.chunk.doc_id, int(target["passage"])) if target else None
+                if key is not None and key not in keys:
+                    keys[key] = None
+                    linked += 1
+        units = [
+            [
+                row_sentence_chunk(r)
+                for _, r in sorted(by_doc[d].items())
+                if int(r["passage"]) == p and str(r["text"]).strip()
+            ]
+            for d, p in keys
+        ]
+        units = [u for u in units if u]
+        passages = [(u[0].title, [s.text for s in u]) for u in units]
+        pruned = prune(self.tagger, q, passages, c.threshold, c.hops, c.min_k)
+        stop()
+        stop = timed(t, "select")
+        sel, cands = tagged_selection(pruned, units, c.budget, c.unit)
+        stop()
+        trace = {
+            "method": self.name,
+            "scorer": "tagger",
+            "alpha": 1.0 if not c.pareto else self.pareto.alpha,
+            "retriever": c.retriever if c.chunks else None,
+            "tagger": str(self.tagger.model_dir),
+            "pool": {"pareto": n_pareto, "from_chunks": from_chunks, "linked_passages": linked},
             "candidates": scored_trace(cands),
             **selection_trace(sel),
         }
@@ -389,6 +482,7 @@ class FullMethod(Method):
         if not any(s.chunk.doc_id != best.chunk.doc_id for s in rest):
             return scored
         q2 = f"{q} {best.chunk.text.strip()}"
+        assert self.reranker is not None
         hop = self.reranker.score(q2, [self._text(s) for s in rest])
         out = [best]
         for s, h in zip(rest, hop, strict=True):
@@ -400,6 +494,7 @@ class FullMethod(Method):
     def _mcts_order(self, q: str, sel: Selection) -> Selection:
         """CARROT's MCTS over the best ``mcts_n`` chosen sentences: its best ordered path."""
         c = self.config
+        assert self.reranker is not None
         top = sorted(sel.context.chunks, key=lambda s: -s.score)[: c.mcts_n]
         scorer = BenefitScorer(self.reranker, q, [self._text(s) for s in top])
         budget = c.budget or max(DEFAULT_BUDGET, int(np.sum([s.chunk.n_tokens for s in top])))

@@ -9,8 +9,11 @@ from ragsieve.methods.naive import NAIVE
 from ragsieve.methods.pareto import PARETO
 from ragsieve.methods.sage import SAGE
 from ragsieve.methods.saki import SAKI
+from ragsieve.methods.tagger import TAGGER
 
-METHODS: dict[str, MethodDef] = {d.name: d for d in (NAIVE, SAGE, CARROT, SAKI, PARETO, FULL)}
+METHODS: dict[str, MethodDef] = {
+    d.name: d for d in (NAIVE, SAGE, CARROT, SAKI, PARETO, FULL, TAGGER)
+}
 
 
 def known_methods() -> list[str]:

@@ -1,0 +1,195 @@
+"""The ``tagger`` method: naive candidates, then the evidence tagger (``--method tagger``), and
+the selection step that ``full`` shares when its scorer is the tagger.
+
+The tagger (:mod:`ragsieve.tag`) reads each candidate passage with the question and keeps the
+sentences whose keep probability reaches the threshold; passages are ordered by its passage
+head, and a second hop reads the other passages with the bridge sentences added. ``--budget``
+stays a hard ceiling: when the kept sentences do not fit, the most probable ones that fit are
+kept. ``unit=passage`` hands the LLM every passage with at least one kept sentence, whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ragsieve.errors import ConfigError
+from ragsieve.methods.base import Method, MethodDef, Retrieval, first_stage, scored_trace, timed
+from ragsieve.retrieve import get_retriever
+from ragsieve.retrieve.base import DocFilter
+from ragsieve.select.base import Selection, make_context
+from ragsieve.tag.model import OnnxTagger
+from ragsieve.tag.prune import Pruned, check_threshold, prune
+from ragsieve.text import count_tokens, split_sentences
+from ragsieve.types import Chunk, Scored
+
+if TYPE_CHECKING:
+    from ragsieve.index import Index
+
+UNITS = ("sentence", "passage")
+
+
+@dataclass
+class TaggerConfig:
+    """Naive candidates (``k`` chunks by ``retriever``), then the tagger."""
+
+    k: int = 10
+    retriever: str = "dense"
+    #: Keep probability a sentence needs (None: the model's default, chosen on its dev split).
+    threshold: float | None = None
+    #: 2: a second tagger pass with the question + the bridge sentences.
+    hops: int = 2
+    #: The most probable sentences kept whatever their probability (never an empty context).
+    min_keep: int = 1
+    unit: str = "sentence"
+    budget: int | None = None
+    #: A tagger folder (``ragsieve train-tagger --out DIR``); None: the shipped model.
+    model: str | None = None
+
+    def __post_init__(self) -> None:
+        check_threshold(self.threshold)
+        if not isinstance(self.k, int) or self.k < 1:
+            raise ConfigError(f"k must be at least 1, got {self.k!r}")
+        if self.hops not in (1, 2):
+            raise ConfigError(f"hops must be 1 or 2, got {self.hops!r}")
+        if not isinstance(self.min_keep, int) or self.min_keep < 0:
+            raise ConfigError(f"min_keep must be an integer >= 0, got {self.min_keep!r}")
+        if self.unit not in UNITS:
+            raise ConfigError(f"unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
+        if self.budget is not None and self.budget < 1:
+            raise ConfigError(f"budget must be a positive number of tokens, got {self.budget}")
+
+
+_TAGGERS: dict[str | None, OnnxTagger] = {}
+
+
+def get_tagger(model: str | None = None) -> OnnxTagger:
+    """One loaded tagger per model folder per process (a session costs ~0.3 s to open)."""
+    if model not in _TAGGERS:
+        _TAGGERS[model] = OnnxTagger(model)
+    return _TAGGERS[model]
+
+
+def chunk_sentences(chunk: Chunk) -> list[Chunk]:
+    """A chunk's sentences as sentence-sized chunks (document offsets kept), for indexes
+    without a sentence table."""
+    out = []
+    for i, (a, b) in enumerate(split_sentences(chunk.text)):
+        text = chunk.text[a:b]
+        if not text.strip():
+            continue
+        out.append(
+            Chunk(
+                id=f"{chunk.id}#s{i}",
+                doc_id=chunk.doc_id,
+                index=chunk.sent_start + i,
+                text=text,
+                start=chunk.start + a,
+                end=chunk.start + b,
+                sent_start=chunk.sent_start + i,
+                sent_end=chunk.sent_start + i + 1,
+                n_tokens=count_tokens(text),
+                title=chunk.title,
+            )
+        )
+    return out
+
+
+def tagged_selection(
+    pruned: Pruned,
+    units: list[list[Chunk]],
+    budget: int | None,
+    unit: str = "sentence",
+) -> tuple[Selection, list[Scored]]:
+    """The context from a :class:`Pruned` over ``units`` (each passage's sentence chunks):
+    kept sentences (or, ``unit=passage``, their whole passages) in the pruner's order, the
+    most probable first when the budget cannot hold them all (a passage that does not fit
+    leaves its kept sentences to stand alone); and every sentence as a scored candidate
+    (score = keep probability) for the trace and ``explain``."""
+    cands: list[Scored] = []
+    by_key: dict[tuple[int, int], Scored] = {}
+    for p, (t, sents) in enumerate(zip(pruned.tagged, units, strict=True)):
+        for j, c in enumerate(sents):
+            s = Scored(c, float(t.probs[j]), {"keep": float(t.probs[j]), "relevance": t.relevance})
+            cands.append(s)
+            by_key[(p, j)] = s
+    kept = [(k.passage, k.sentence) for k in pruned.kept]
+    # Groups that enter whole or not at all: a kept sentence, or (``unit=passage``) the whole
+    # passage of a kept sentence, whose kept sentences stand alone when it does not fit.
+    if unit == "passage":
+        groups = [[(p, j) for j in range(len(units[p]))] for p in dict.fromkeys(p for p, _ in kept)]
+    else:
+        groups = [[key] for key in kept]
+    tokens = lambda group: sum(by_key[key].chunk.n_tokens for key in group)  # noqa: E731
+    best = lambda group: max(by_key[key].score for key in group)  # noqa: E731
+    chosen: set[tuple[int, int]] = set()
+    used = whole = 0
+    for group in sorted(groups, key=lambda g: -best(g)):
+        if budget is None or used + tokens(group) <= budget:
+            chosen.update(group)
+            used += tokens(group)
+            whole += 1
+            continue
+        for key in sorted((k for k in kept if k in group), key=lambda k: -by_key[k].score):
+            if key not in chosen and used + tokens([key]) <= budget:
+                chosen.add(key)
+                used += tokens([key])
+    order = [key for group in groups for key in group]
+    context = [by_key[key] for key in order if key in chosen]
+    trace = {
+        "selector": "tagger",
+        "unit": unit,
+        **pruned.trace,
+        "groups": len(groups),
+        "over_budget": len(groups) - whole,
+    }
+    return Selection(make_context(context), trace), sorted(cands, key=lambda s: -s.score)
+
+
+class TaggerMethod(Method):
+    """Naive top-``k`` chunks, each read whole by the evidence tagger; the kept sentences."""
+
+    name = "tagger"
+
+    def __init__(self, index: Index, config: TaggerConfig | None = None) -> None:
+        super().__init__(index)
+        self.config: TaggerConfig = config or TaggerConfig()
+        self.retriever = get_retriever(self.config.retriever, index)
+        self.tagger = get_tagger(self.config.model)
+
+    def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
+        c = self.config
+        hits, per_q = first_stage(self.retriever, questions, c.k, doc_ids)
+        out = []
+        for q, chunks in zip(questions, hits, strict=True):
+            t: dict[str, float] = {"retrieve": per_q}
+            stop = timed(t, "tag")
+            units = [chunk_sentences(s.chunk) for s in chunks]
+            keep = [i for i, u in enumerate(units) if u]
+            units = [units[i] for i in keep]
+            passages = [(u[0].title, [s.text for s in u]) for u in units]
+            pruned = prune(self.tagger, q, passages, c.threshold, c.hops, c.min_keep)
+            stop()
+            stop = timed(t, "select")
+            sel, cands = tagged_selection(pruned, units, c.budget, c.unit)
+            stop()
+            trace: dict[str, Any] = {
+                "method": self.name,
+                "retriever": c.retriever,
+                "tagger": str(self.tagger.model_dir),
+                "candidates": scored_trace(cands),
+                "selection": sel.trace,
+                "selected": [s.chunk.id for s in sel.context.chunks],
+                "context_tokens": sel.context.n_tokens,
+            }
+            out.append(Retrieval(q, sel.context, cands, trace, t))
+        return out
+
+
+TAGGER = MethodDef(
+    "tagger",
+    TaggerConfig,
+    TaggerMethod,
+    aliases={"th": "threshold"},
+    summary="naive candidates read whole by the evidence tagger; the sentences it keeps",
+)

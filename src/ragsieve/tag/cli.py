@@ -1,0 +1,120 @@
+"""Tagger commands, registered on the main app by ``ragsieve.cli._register_plugins``:
+``train-tagger`` (the shipped model was made by it) and ``prune`` (the tagger on a question and
+passages given as files or text, no index needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragsieve.errors import ConfigError, InputError
+
+
+def _log(msg: str) -> None:
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
+def train_tagger(
+    out: Annotated[Path, typer.Option("--out", help="Output folder for the trained model.")],
+    data_dir: Annotated[
+        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 13,
+    threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
+    epochs: Annotated[int, typer.Option(min=1, help="Passes over the training set.")] = 1,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(help="Stop after this many minutes (a checkpoint is kept: rerun resumes)."),
+    ] = None,
+    leave_out: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated sources to leave out (ablation): hotpot, hotpot_evidence, "
+            "squad, ircot, musique, qasper, msmarco."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the training info.")] = False,
+) -> None:
+    """Train the evidence tagger from the packaged MiniLM weights on shared/data (CPU, fixed
+    seed, resumable); writes int8 ONNX, config and a model card to --out."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from dataclasses import replace
+
+    from ragsieve.data import find_data_dir
+    from ragsieve.tag.data import SOURCES, SourceSizes
+    from ragsieve.tag.train import TaggerTrainConfig, train
+
+    sizes = SourceSizes()
+    for name in [s.strip() for s in (leave_out or "").split(",") if s.strip()]:
+        if name not in SOURCES:
+            raise ConfigError(f"--leave-out: unknown source {name!r} (one of {', '.join(SOURCES)})")
+        sizes = replace(sizes, **{name: 0})
+    cfg = TaggerTrainConfig(
+        seed=seed, threads=threads, epochs=epochs, time_limit_min=time_limit, sizes=sizes
+    )
+    info = train(
+        out, find_data_dir(data_dir), cfg, log=_log, command="ragsieve " + " ".join(sys.argv[1:])
+    )
+    if as_json:
+        sys.stdout.write(json.dumps(info, indent=2) + "\n")
+    else:
+        done = info["train"]
+        state = "done" if done["finished"] else "stopped early (rerun to resume)"
+        typer.echo(
+            f"{state}: {done['steps']}/{done['scheduled_steps']} steps in {done['seconds']:.0f}s, "
+            f"threshold {info['threshold']} -> {out}"
+        )
+
+
+def prune_cmd(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    passages: Annotated[
+        list[Path], typer.Argument(help="Text files, one passage each (title: the file name).")
+    ],
+    threshold: Annotated[
+        float | None, typer.Option(min=0.0, max=1.0, help="Keep threshold (default: model's).")
+    ] = None,
+    hops: Annotated[int, typer.Option(min=1, max=2, help="2: a second, bridge pass.")] = 2,
+    model: Annotated[
+        Path | None, typer.Option(help="A tagger folder (default: the shipped model).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Keep the sentences of PASSAGES that answer QUESTION (the evidence tagger, no index)."""
+    from ragsieve.api import prune
+
+    items: list[tuple[str, str]] = []
+    for path in passages:
+        if not path.is_file():
+            raise InputError(f"{path}: not a file")
+        try:
+            items.append((path.stem.replace("_", " "), path.read_text(encoding="utf-8")))
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path}: not valid UTF-8 (byte {e.start}); convert it first") from e
+    kept = prune(question, items, threshold=threshold, hops=hops, model=model)
+    if as_json:
+        rows = [
+            {
+                "passage": str(passages[k.passage]),
+                "sentence": k.sentence,
+                "text": k.text,
+                "prob": round(k.prob, 4),
+                "relevance": round(k.relevance, 4),
+            }
+            for k in kept
+        ]
+        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+        return
+    for k in kept:
+        typer.echo(f"{k.prob:.3f} [{passages[k.passage].name}] {' '.join(k.text.split())}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train-tagger")(train_tagger)
+    app.command("prune")(prune_cmd)

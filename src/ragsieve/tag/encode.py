@@ -1,0 +1,108 @@
+"""How the tagger reads a passage: ``[CLS] question [SEP] title: s1 s2 ... [SEP]``, cut into
+windows of whole sentences that fit the encoder, with each word piece's sentence number.
+
+One function serves training and inference, so the model is always read the way it was taught.
+Sentences are tokenised one by one and concatenated (BERT's pre-tokeniser splits on spaces and
+punctuation, so this equals tokenising the joined text) and a token's sentence is known
+without character offsets. A window repeats the title, so that a later window of a long passage
+still knows its subject; a sentence longer than a window is cut to fit (the model sees its head).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: Word pieces of the question kept (longer questions are cut from the end).
+MAX_QUESTION_TOKENS = 64
+#: Marks a word piece that belongs to no sentence ([CLS], the question, the title, [SEP], pad).
+NO_SENTENCE = -1
+
+
+@dataclass(frozen=True)
+class Window:
+    """One encoder input: its ids and, per word piece, the sentence it belongs to (an index
+    into the passage's sentences, or ``NO_SENTENCE``)."""
+
+    passage: int
+    ids: list[int]
+    type_ids: list[int]
+    sentence_of: list[int]
+
+
+class PassageEncoder:
+    """Builds :class:`Window` s with a ``tokenizers`` WordPiece tokenizer (the MiniLM one)."""
+
+    def __init__(self, tokenizer: Any, max_length: int) -> None:
+        if max_length < MAX_QUESTION_TOKENS + 16:
+            raise ValueError(f"max_length {max_length} leaves no room for a passage")
+        self.tok = tokenizer
+        self.max_length = max_length
+        self.cls = tokenizer.token_to_id("[CLS]")
+        self.sep = tokenizer.token_to_id("[SEP]")
+        self.pad = tokenizer.token_to_id("[PAD]") or 0
+
+    def _ids(self, texts: Sequence[str]) -> list[list[int]]:
+        if not texts:
+            return []
+        return [e.ids for e in self.tok.encode_batch(list(texts), add_special_tokens=False)]
+
+    def windows(self, question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[Window]:
+        """Windows of every ``(title, sentences)`` passage, in passage order."""
+        q = self._ids([question])[0][:MAX_QUESTION_TOKENS]
+        head = [self.cls, *q, self.sep]
+        out: list[Window] = []
+        for p, (title, sentences) in enumerate(passages):
+            t = self._ids([f"{title}:"])[0] if title.strip() else []
+            room = self.max_length - len(head) - 1
+            t = t[: room // 4]
+            room -= len(t)
+            ids: list[int] = []
+            sent_of: list[int] = []
+            for i, s in enumerate(self._ids(list(sentences))):
+                s = s[:room]
+                if ids and len(ids) + len(s) > room:
+                    out.append(self._window(p, head, t, ids, sent_of))
+                    ids, sent_of = [], []
+                ids += s
+                sent_of += [i] * len(s)
+            if ids or not out or out[-1].passage != p:
+                out.append(self._window(p, head, t, ids, sent_of))
+        return out
+
+    def _window(
+        self, p: int, head: list[int], title: list[int], ids: list[int], sent_of: list[int]
+    ) -> Window:
+        body = [*title, *ids, self.sep]
+        return Window(
+            passage=p,
+            ids=[*head, *body],
+            type_ids=[0] * len(head) + [1] * len(body),
+            sentence_of=[NO_SENTENCE] * (len(head) + len(title)) + sent_of + [NO_SENTENCE],
+        )
+
+    def batch(self, windows: Sequence[Window]) -> dict[str, np.ndarray]:
+        """Padded int64 arrays (``input_ids``, ``attention_mask``, ``token_type_ids``) and the
+        ``sentence_of`` map (``NO_SENTENCE`` on padding)."""
+        n = max(len(w.ids) for w in windows)
+        ids = np.full((len(windows), n), self.pad, dtype=np.int64)
+        mask = np.zeros((len(windows), n), dtype=np.int64)
+        types = np.zeros((len(windows), n), dtype=np.int64)
+        sent = np.full((len(windows), n), NO_SENTENCE, dtype=np.int64)
+        for i, w in enumerate(windows):
+            k = len(w.ids)
+            ids[i, :k], mask[i, :k], types[i, :k], sent[i, :k] = (
+                w.ids,
+                1,
+                w.type_ids,
+                w.sentence_of,
+            )
+        return {
+            "input_ids": ids,
+            "attention_mask": mask,
+            "token_type_ids": types,
+            "sentence_of": sent,
+        }

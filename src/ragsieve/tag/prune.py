@@ -1,0 +1,115 @@
+"""Pruning with the tagger: keep the sentences whose keep probability reaches a threshold,
+passages ordered by the passage head, and a second hop for the bridge of a multi-hop question.
+
+The threshold decides how many sentences a question gets (no global top-k, no guess from the
+shape of a score curve). The second hop reads every other passage again with the question joined
+by the sentences kept from the most relevant passage, so that "the director of that film" can
+be found once the film is known; a sentence keeps the better of its two probabilities. At least
+``min_keep`` sentences are kept (the most probable ones), so that a question never gets an empty
+context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from ragsieve.errors import ConfigError
+from ragsieve.tag.model import Passage, Tagged
+
+
+class Tagger(Protocol):
+    """Reads a question with passages; one :class:`Tagged` per passage."""
+
+    name: str
+
+    @property
+    def threshold(self) -> float: ...
+
+    def tag(self, question: str, passages: Sequence[Passage]) -> list[Tagged]: ...
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A kept sentence: passage and sentence numbers, its text and probabilities."""
+
+    passage: int
+    sentence: int
+    text: str
+    prob: float
+    relevance: float
+
+
+@dataclass
+class Pruned:
+    """Every passage's verdict (after the second hop) and the kept sentences, most relevant
+    passage first, source order inside a passage."""
+
+    tagged: list[Tagged]
+    kept: list[Kept]
+    threshold: float
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
+def check_threshold(threshold: float | None) -> None:
+    if threshold is not None and (
+        not isinstance(threshold, int | float)
+        or isinstance(threshold, bool)
+        or not 0 < threshold < 1
+    ):
+        raise ConfigError(f"threshold must be in (0, 1), got {threshold!r}")
+
+
+def _bridge_hop(
+    tagger: Tagger, question: str, passages: Sequence[Passage], tagged: list[Tagged], th: float
+) -> tuple[list[Tagged], dict[str, Any]]:
+    """Second pass over the other passages with the question + the best passage's kept
+    sentences; each sentence and passage keeps the better of its two readings."""
+    with_kept = [i for i, t in enumerate(tagged) if t.kept(th)]
+    if not with_kept or len(passages) < 2:
+        return tagged, {"hop": None}
+    bridge = max(with_kept, key=lambda i: (tagged[i].relevance, float(tagged[i].probs.max())))
+    sents = passages[bridge][1]
+    joined = " ".join(str(sents[j]).strip() for j in tagged[bridge].kept(th))
+    others = [i for i in range(len(passages)) if i != bridge]
+    second = tagger.tag(f"{question} {joined}", [passages[i] for i in others])
+    out = list(tagged)
+    for i, t in zip(others, second, strict=True):
+        out[i] = Tagged(np.maximum(tagged[i].probs, t.probs), max(tagged[i].relevance, t.relevance))
+    return out, {"hop": {"bridge_passage": bridge, "query_added": joined, "passages": len(others)}}
+
+
+def prune(
+    tagger: Tagger,
+    question: str,
+    passages: Sequence[Passage],
+    threshold: float | None = None,
+    hops: int = 2,
+    min_keep: int = 1,
+) -> Pruned:
+    """Tag ``passages`` for ``question`` (``hops`` 1 or 2) and keep the sentences at or above
+    ``threshold`` (None: the model's default)."""
+    check_threshold(threshold)
+    if hops not in (1, 2):
+        raise ConfigError(f"hops must be 1 or 2, got {hops!r}")
+    th = tagger.threshold if threshold is None else float(threshold)
+    tagged = tagger.tag(question, passages)
+    trace: dict[str, Any] = {"threshold": th, "passages": len(passages)}
+    if hops == 2:
+        tagged, hop = _bridge_hop(tagger, question, passages, tagged, th)
+        trace.update(hop)
+    keep = {(p, s) for p, t in enumerate(tagged) for s in t.kept(th)}
+    flat = [(float(t.probs[s]), p, s) for p, t in enumerate(tagged) for s in range(len(t.probs))]
+    for _, p, s in sorted(flat, reverse=True)[:min_keep]:
+        keep.add((p, s))
+    trace["kept"] = len(keep)
+    order = sorted({p for p, _ in keep}, key=lambda p: -tagged[p].relevance)
+    kept = [
+        Kept(p, s, str(passages[p][1][s]), float(tagged[p].probs[s]), tagged[p].relevance)
+        for p in order
+        for s in sorted(s for q, s in keep if q == p)
+    ]
+    return Pruned(tagged, kept, th, trace)

@@ -1,0 +1,91 @@
+"""The ``tagger`` method and ``full`` with the tagger as its scorer (the default), on real
+indexes of the sample corpus with the shipped tagger."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragsieve.errors import ConfigError
+from ragsieve.index import Index
+from ragsieve.methods import get_method, known_methods
+from ragsieve.methods.full import FullConfig
+from ragsieve.methods.tagger import TaggerConfig
+
+pytestmark = pytest.mark.integration
+
+QUESTION = "In which year did Champollion announce the decipherment of hieroglyphs?"
+YEAR = "In 1822 he announced"
+
+
+@pytest.fixture(scope="module")
+def plain(sample_index_dir: Path) -> Index:
+    return Index.open(sample_index_dir)
+
+
+@pytest.fixture(scope="module")
+def sentences(sentence_index_dir: Path) -> Index:
+    return Index.open(sentence_index_dir)
+
+
+def _kept_are_above_threshold(r: Any) -> None:
+    th = r.trace["selection"]["threshold"]
+    probs = sorted((s.score for s in r.candidates), reverse=True)
+    for s in r.context.chunks:
+        assert s.score >= th or s.score == probs[0]
+
+
+def test_tagger_method_keeps_the_pronoun_sentence(plain: Index) -> None:
+    assert "tagger" in known_methods()
+    r = get_method("tagger", plain).retrieve([QUESTION])[0]
+    assert YEAR in r.context.text
+    assert r.trace["method"] == "tagger" and set(r.timings) >= {"retrieve", "tag", "select"}
+    assert all(c.chunk.sent_end - c.chunk.sent_start == 1 for c in r.context.chunks)
+    _kept_are_above_threshold(r)
+    # Far fewer tokens than the naive top-10 it read.
+    naive = get_method("naive", plain).retrieve([QUESTION])[0]
+    assert r.context.n_tokens < 0.5 * naive.context.n_tokens
+    assert {s.chunk.doc_id for s in r.candidates} == {s.chunk.doc_id for s in naive.candidates}
+
+
+def test_tagger_threshold_budget_and_passage_unit(plain: Index) -> None:
+    loose = get_method("tagger", plain, threshold=0.02).retrieve([QUESTION])[0]
+    strict = get_method("tagger", plain, threshold=0.9).retrieve([QUESTION])[0]
+    assert {s.chunk.id for s in strict.context.chunks} <= {s.chunk.id for s in loose.context.chunks}
+    capped = get_method("tagger", plain, threshold=0.02, budget=30).retrieve([QUESTION])[0]
+    assert 0 < capped.context.n_tokens <= 30
+    wide = get_method("tagger", plain, unit="passage").retrieve([QUESTION])[0]
+    kept_docs = {s.chunk.doc_id for s in wide.context.chunks}
+    for doc in kept_docs:  # a kept passage comes whole: all its sentences
+        members = [s for s in wide.candidates if s.chunk.doc_id == doc]
+        chosen = [s for s in wide.context.chunks if s.chunk.doc_id == doc]
+        assert len(chosen) >= 1 and len(members) >= len(chosen)
+    assert YEAR in wide.context.text
+
+
+def test_full_defaults_to_the_tagger(sentences: Index) -> None:
+    assert FullConfig().scorer == "tagger"
+    r = get_method("full", sentences).retrieve([QUESTION])[0]
+    assert r.trace["scorer"] == "tagger" and YEAR in r.context.text
+    _kept_are_above_threshold(r)
+    ens = get_method("full", sentences, scorer="ensemble").retrieve([QUESTION])[0]
+    assert ens.trace["scorer"] == "reranker" and ens.trace["reranker"] == "ensemble"
+    capped = get_method("full", sentences, budget=60, threshold=0.05).retrieve([QUESTION])[0]
+    assert 0 < capped.context.n_tokens <= 60
+    wide = get_method("full", sentences, unit="passage").retrieve([QUESTION])[0]
+    assert YEAR in wide.context.text and wide.context.n_tokens >= r.context.n_tokens
+
+
+def test_bad_tagger_options() -> None:
+    with pytest.raises(ConfigError, match="threshold"):
+        TaggerConfig(threshold=1.0)
+    with pytest.raises(ConfigError, match="hops"):
+        TaggerConfig(hops=0)
+    with pytest.raises(ConfigError, match="unit"):
+        TaggerConfig(unit="word")
+    with pytest.raises(ConfigError, match="mcts"):
+        FullConfig(order="mcts")
+    with pytest.raises(ConfigError, match="threshold"):
+        FullConfig(threshold=-0.1)

@@ -1,0 +1,69 @@
+"""The tagger from the shell: the README's own question answered by ``full``, ``explain``'s
+shaded passages, ``prune`` on files, and ``train-tagger``'s one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import assert_one_line_error, run
+
+pytestmark = pytest.mark.integration
+
+QUESTION = "In which year did Champollion announce the decipherment of hieroglyphs?"
+
+
+@pytest.fixture(scope="module")
+def demo_index(tmp_path_factory: pytest.TempPathFactory, corpus_dir: Path) -> Path:
+    """The issue's steps as a new user types them: the sample corpus with ``--sentences``."""
+    path = tmp_path_factory.mktemp("demo") / "demo"
+    p = run("index", str(corpus_dir), "--index", str(path), "--sentences")
+    assert p.returncode == 0, p.stderr
+    return path
+
+
+def test_full_answers_1822_with_the_local_llm(demo_index: Path) -> None:
+    p = run("ask", QUESTION, "--index", str(demo_index), "--method", "full", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert "1822" in out["answer"]
+    assert out["trace"]["scorer"] == "tagger"
+    assert any("In 1822 he announced" in c["text"] for c in out["context"])
+
+
+def test_explain_shades_each_passage_by_keep_probability(demo_index: Path) -> None:
+    p = run("explain", QUESTION, "--index", str(demo_index), "--method", "full", "--json")
+    assert p.returncode == 0, p.stderr
+    rep = json.loads(p.stdout)
+    passages = rep["passages"]
+    assert passages and [x["relevance"] for x in passages] == sorted(
+        (x["relevance"] for x in passages), reverse=True
+    )
+    chosen = {s["chunk_id"] for x in passages for s in x["sentences"] if s["selected"]}
+    assert chosen == set(rep["selected"])
+    year = next(s for x in passages for s in x["sentences"] if "In 1822 he" in s["text"])
+    assert year["selected"] and 0 < year["keep"] <= 1
+    text = run("explain", QUESTION, "--index", str(demo_index), "--method", "full")
+    assert text.returncode == 0, text.stderr
+    line = next(x for x in text.stdout.splitlines() if "In 1822 he announced" in x)
+    assert line.lstrip().startswith("*")  # kept, and shaded by its probability
+
+
+def test_prune_command_on_files(tmp_path: Path, corpus_dir: Path) -> None:
+    files = [corpus_dir / "rosetta-stone.md", corpus_dir / "honey-bees.md"]
+    p = run("prune", QUESTION, *map(str, files), "--json")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)
+    assert rows and rows[0]["passage"].endswith("rosetta-stone.md")
+    assert any("1822" in r["text"] for r in rows)
+    assert all(0 <= r["prob"] <= 1 for r in rows)
+    missing = run("prune", QUESTION, str(tmp_path / "nope.txt"))
+    assert_one_line_error(missing, 2, "not a file")
+
+
+def test_train_tagger_bad_options_are_one_line(tmp_path: Path) -> None:
+    p = run("train-tagger", "--out", str(tmp_path / "t"), "--leave-out", "wikipedia")
+    assert_one_line_error(p, 2, "unknown source")
+    p = run("train-tagger", "--out", str(tmp_path / "t"), "--data", str(tmp_path / "none"))
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1

@@ -1,0 +1,68 @@
+"""The shipped evidence tagger (int8 ONNX), run as users run it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ragsieve.errors import ConfigError
+from ragsieve.tag.model import OnnxTagger, shipped_model_dir, shipped_model_present
+
+ROSETTA = [
+    "The Greek text could be read at once, which gave scholars a translation of the other two "
+    "scripts.",
+    "Thomas Young, an English polymath, showed in 1814 that some hieroglyphs wrote the sounds of "
+    "a royal name, Ptolemy, enclosed in an oval ring called a cartouche.",
+    "The decisive work came from the French scholar Jean-François Champollion.",
+    "In 1822 he announced that hieroglyphs combined phonetic signs with signs for whole words, "
+    "and he used his knowledge of Coptic, the late form of the Egyptian language, to read them.",
+]
+BEES = [
+    "A honey bee colony has one queen, a few hundred drones and tens of thousands of workers.",
+    "Workers build the comb from wax that they secrete from glands on their abdomens.",
+]
+QUESTION = "In which year did Champollion announce the decipherment of hieroglyphs?"
+
+
+@pytest.fixture(scope="module")
+def tagger() -> OnnxTagger:
+    return OnnxTagger()
+
+
+def test_shipped_model_is_small_and_documented() -> None:
+    d = shipped_model_dir()
+    assert shipped_model_present()
+    assert (d / "model.onnx").stat().st_size < 30e6
+    card = (d / "MODEL_CARD.md").read_text("utf-8")
+    assert "sha256" in card and "Never read" in card
+    conf = json.loads((d / "tagger_config.json").read_text("utf-8"))
+    assert 0 < conf["threshold"] < 1 and conf["max_length"] >= 128
+
+
+def test_pronoun_sentence_is_kept_in_context(tagger: OnnxTagger) -> None:
+    """The sentence with the year says "he": read in its passage, it is kept."""
+    rosetta, bees = tagger.tag(QUESTION, [("Rosetta Stone", ROSETTA), ("Honey bees", BEES)])
+    assert rosetta.probs.shape == (4,) and bees.probs.shape == (2,)
+    assert ((rosetta.probs >= 0) & (rosetta.probs <= 1)).all()
+    assert int(np.argmax(rosetta.probs)) == 3
+    assert rosetta.probs[3] >= tagger.threshold
+    assert bees.probs.max() < tagger.threshold
+    assert rosetta.relevance > bees.relevance
+
+
+def test_a_passage_scores_about_the_same_alone_or_in_a_batch(tagger: OnnxTagger) -> None:
+    alone = tagger.tag(QUESTION, [("Rosetta Stone", ROSETTA)])[0]
+    batch = tagger.tag(QUESTION, [("Honey bees", BEES), ("Rosetta Stone", ROSETTA)])[1]
+    # Dynamic int8 quantisation scales activations per batch: close, not equal.
+    assert np.abs(alone.probs - batch.probs).max() < 0.1
+    assert alone.kept(tagger.threshold) == batch.kept(tagger.threshold)
+
+
+def test_empty_input_and_missing_model(tmp_path) -> None:
+    assert OnnxTagger().tag("q", []) == []
+    with pytest.raises(ConfigError, match="train-tagger"):
+        OnnxTagger(tmp_path).tag("q", [("", ["a sentence."])])
+    with pytest.raises(ConfigError, match="variant"):
+        OnnxTagger(variant="fp16")
