@@ -96,6 +96,8 @@ def steps(quick: bool, llm: bool) -> list[tuple[str, list[str]]]:
             ("carrot-upper", [PY, str(b / "bench_carrot.py"), "upper", "--out", str(RESULTS)]),
             ("ray-index", [PY, str(b / "bench_ray_index.py"), "--passages", "2000"]),
             ("server", [PY, str(b / "bench_server.py")]),
+            ("tagger-targets", [PY, str(b / "bench_tagger.py"), "targets"]),
+            ("tagger-ablation", [PY, str(b / "bench_tagger.py"), "ablation"]),
         ]
     return out
 
