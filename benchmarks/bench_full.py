@@ -44,7 +44,7 @@ ABLATION = {
 COLUMNS = ("context_tokens", "evidence_recall", "evidence_precision", "ie", "answer_recall")
 
 
-def _run(
+def run_no_llm(
     dataset: str, methods: str, *, limit: int | None, pool: bool = False, **kw: Any
 ) -> dict[str, Any]:
     from ragsieve.evaluate.runner import (
@@ -98,7 +98,7 @@ def targets(limit: int | None, spec: str, hotpot_limit: int | None = None) -> No
     out: dict[str, Any] = {"spec": spec, "limit": limit, "hotpot_limit": hotpot_limit}
     t0 = time.perf_counter()
 
-    a = _run("hotpotqa-sent", f"naive,pareto,{spec}", limit=hotpot_limit, budget=450)
+    a = run_no_llm("hotpotqa-sent", f"naive,pareto,{spec}", limit=hotpot_limit, budget=450)
     full, naive = a["methods"][spec], a["methods"]["naive"]
     ok_a = full["evidence_precision"] >= 0.45 and full["evidence_recall"] >= 0.60
     lines += [
@@ -115,7 +115,7 @@ def targets(limit: int | None, spec: str, hotpot_limit: int | None = None) -> No
     ]
     out["a"] = a["methods"]
 
-    b = _run("hotpotqa-sent", f"naive,{spec}", limit=hotpot_limit, pool=True, budget=450)
+    b = run_no_llm("hotpotqa-sent", f"naive,{spec}", limit=hotpot_limit, pool=True, budget=450)
     full, naive = b["methods"][spec], b["methods"]["naive"]
     ie_x = full["ie"] / naive["ie"] if naive["ie"] else float("inf")
     rec_x = full["evidence_recall"] / naive["evidence_recall"]
@@ -140,7 +140,7 @@ def targets(limit: int | None, spec: str, hotpot_limit: int | None = None) -> No
     passage = f"{spec[:-1]},unit=passage]" if spec.endswith("]") else f"{spec}[unit=passage]"
     for ds in EVIDENCE_SETS:
         lim = hotpot_limit if ds == "hotpotqa-sent" else limit
-        c = _run(ds, f"naive,{spec},{passage}", limit=lim, k=10)
+        c = run_no_llm(ds, f"naive,{spec},{passage}", limit=lim, k=10)
         naive = c["methods"]["naive"]
         lines.append(
             f"| {ds} ({c['n_questions']} q) | naive k=10 | {naive['context_tokens']:.0f} | 1 | "
@@ -171,7 +171,7 @@ def ablation(
     t0 = time.perf_counter()
     for ds in datasets:
         lim = hotpot_limit if ds == "hotpotqa-sent" else limit
-        res = _run(ds, methods, limit=lim, budget=budget)
+        res = run_no_llm(ds, methods, limit=lim, budget=budget)
         lines += [f"## {ds} ({res['n_questions']} questions)", "", *_head("variant")]
         lines += [_row(label, res["methods"][spec]) for label, spec in ABLATION.items()]
         lines.append("")

@@ -17,10 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
-import time
 from pathlib import Path
 from typing import Any
+
+from bench_full import run_no_llm
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(os.environ.get("RAGSIEVE_BENCH_RESULTS", REPO / "benchmarks" / "results"))
@@ -30,27 +30,17 @@ CANDIDATE_STAGES = ("retrieve", "chunks")
 
 
 def run(dataset: str, methods: str, *, limit: int | None, pool: bool = False, **kw: Any) -> dict:
-    from ragsieve.evaluate.runner import (
-        EvalConfig,
-        markdown_table,
-        parse_methods,
-        run_eval,
-        select_dataset,
-    )
-
-    ds = select_dataset(dataset, None, None, limit, pool)
+    """``bench_full``'s ``--no-llm`` harness run, refusing a SQuAD limit that would reach the
+    articles the tagger trained on."""
     if dataset == "squad":
+        from ragsieve.evaluate.runner import select_dataset
         from ragsieve.tag.data import SQUAD_HELD_OUT_ARTICLES
 
+        ds = select_dataset(dataset, None, None, limit, pool)
         titles = [q.documents[0].id for q in ds.questions]
         if len(dict.fromkeys(titles)) > len(SQUAD_HELD_OUT_ARTICLES):
             raise SystemExit("squad --limit reaches articles the tagger trained on")
-    cfg = EvalConfig(methods=parse_methods(methods), no_llm=True, **kw)
-    t0 = time.perf_counter()
-    res = run_eval(ds, cfg)
-    res["wall_seconds"] = time.perf_counter() - t0
-    print(markdown_table(res), file=sys.stderr, flush=True)
-    return res
+    return run_no_llm(dataset, methods, limit=limit, pool=pool, **kw)
 
 
 def selection_p50(m: dict[str, Any]) -> float:

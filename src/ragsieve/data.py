@@ -5,6 +5,7 @@ its errors, so a trainer never has to import another trainer or the evaluation h
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -16,6 +17,8 @@ from ragsieve.errors import InputError
 #: QASPER's train split (questions, full-text papers), relative to the data folder.
 QASPER_TRAIN_Q = "qasper/questions_train.json"
 QASPER_TRAIN_P = "qasper/train_papers_fulltext.jsonl"
+#: MS MARCO dev-small queries with their one positive passage.
+MSMARCO = "msmarco/msmarco_dev_small_eng_query_positive.json"
 
 ENV_VAR = "RAGSIEVE_DATA"
 
@@ -85,6 +88,41 @@ def qasper_evidence(question: dict[str, Any]) -> list[str]:
             if ev and not ev.startswith("FLOAT SELECTED"):
                 seen.setdefault(ev, None)
     return list(seen)
+
+
+def read_training_json(path: Path) -> Any:
+    """A JSON training file, or a one-line :class:`InputError` when it is missing."""
+    if not path.is_file():
+        raise InputError(f"training file {path} not found")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def qasper_papers(path: Path) -> dict[str, list[str]]:
+    """Paper id -> its paragraphs (:func:`paper_paragraphs`), from a QASPER full-text file."""
+    papers: dict[str, list[str]] = {}
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                obj = json.loads(line)
+                papers[obj["paper_id"]] = paper_paragraphs(obj["text"])
+    return papers
+
+
+def gold_paragraphs(question: dict[str, Any], paragraphs: list[str]) -> list[int]:
+    """Indices of ``paragraphs`` that are the question's textual evidence (compared with
+    whitespace collapsed), each once, in evidence order."""
+    index_of = {" ".join(p.split()): i for i, p in enumerate(paragraphs)}
+    keys = (" ".join(e.split()) for e in qasper_evidence(question))
+    return list(dict.fromkeys(index_of[k] for k in keys if k in index_of))
+
+
+def msmarco_positives(data_dir: Path) -> tuple[list[str], list[str]]:
+    """MS MARCO dev-small queries and their positive passages (mojibake undone), in file
+    order, for the queries that have one."""
+    rows = [r for r in read_training_json(data_dir / MSMARCO) if r.get("positive")]
+    return [r["query"].strip() for r in rows], [
+        fix_mojibake(r["positive"][0].strip()) for r in rows
+    ]
 
 
 def sha256_file(path: Path) -> str:

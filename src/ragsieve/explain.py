@@ -91,18 +91,18 @@ def report(r: Retrieval) -> dict[str, Any]:
 def tagged_passages(r: Retrieval, chosen: set[str]) -> list[dict[str, Any]]:
     """With the evidence tagger: every passage it read, most relevant first, each sentence
     with its keep probability and whether it was selected (empty for other methods)."""
-    groups: dict[tuple[str, float], list[Any]] = {}
+    groups: dict[float, list[Any]] = {}
     for s in r.candidates:
         if "keep" in s.scores:
-            groups.setdefault((s.chunk.doc_id, s.scores.get("relevance", 0.0)), []).append(s)
+            groups.setdefault(s.scores["passage"], []).append(s)
     out = []
-    for (doc_id, rel), items in sorted(groups.items(), key=lambda kv: -kv[0][1]):
+    for items in sorted(groups.values(), key=lambda g: -g[0].scores["relevance"]):
         items.sort(key=lambda s: s.chunk.start)
         out.append(
             {
-                "doc_id": doc_id,
+                "doc_id": items[0].chunk.doc_id,
                 "title": items[0].chunk.title,
-                "relevance": round(rel, 4),
+                "relevance": round(items[0].scores["relevance"], 4),
                 "sentences": [
                     {
                         "chunk_id": s.chunk.id,

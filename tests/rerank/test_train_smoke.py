@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ragsieve.data import paper_paragraphs
 from ragsieve.rerank.cross_encoder import OnnxCrossEncoder
 from ragsieve.rerank.train import (
     Group,
@@ -15,7 +16,6 @@ from ragsieve.rerank.train import (
     build_msmarco_groups,
     build_qasper_groups,
     export_onnx,
-    paper_paragraphs,
     train_model,
 )
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragsieve.tag.encode import MAX_QUESTION_TOKENS, NO_SENTENCE, PassageEncoder
-from ragsieve.tag.train import base_model_path, load_tokenizer
+from ragsieve.rerank.train import base_model_path
+from ragsieve.tag.encode import MAX_QUESTION_TOKENS, NO_SENTENCE, PassageEncoder, load_tokenizer
 
 
 @pytest.fixture(scope="module")

@@ -22,9 +22,7 @@ from ragsieve.tag.train import CHECKPOINT, TaggerTrainConfig, train
 
 pytestmark = pytest.mark.integration
 
-TINY = SourceSizes(
-    hotpot=2, hotpot_evidence=4, squad=3, ircot=2, musique=2, qasper=2, msmarco=3, negatives=1
-)
+TINY = SourceSizes(hotpot=2, hotpot_evidence=4, squad=3, ircot=2, musique=2, qasper=2, msmarco=3)
 
 
 def test_splits_never_read_the_benchmark_questions(shared_data: Path) -> None:

@@ -137,9 +137,8 @@ def _qasper_queries(data_dir: Path, n: int, cfg: AgentTrainConfig, rng: random.R
 
 
 def _msmarco_queries(data_dir: Path, n: int, cfg: AgentTrainConfig, rng: random.Random) -> list:
-    from ragsieve.data import fix_mojibake
+    from ragsieve.data import MSMARCO, fix_mojibake
     from ragsieve.rerank.bm25 import BM25Index
-    from ragsieve.rerank.train import MSMARCO
     from ragsieve.text.tokens import count_tokens_batch
 
     path = data_dir / MSMARCO

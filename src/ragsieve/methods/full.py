@@ -50,7 +50,7 @@ from ragsieve.methods.base import (
 )
 from ragsieve.methods.feedback import SelfFeedback
 from ragsieve.methods.sage import SageConfig, sage_cut
-from ragsieve.methods.tagger import get_tagger, tagged_selection
+from ragsieve.methods.tagger import get_tagger, tag_and_select
 from ragsieve.rerank import get_reranker
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever
@@ -60,7 +60,7 @@ from ragsieve.select.base import Selection, Selector, make_context
 from ragsieve.select.benefit import BenefitScorer
 from ragsieve.select.mcts import DEFAULT_BUDGET, DEFAULT_CANDIDATES, MCTSConfig, MCTSSelector
 from ragsieve.tag.model import shipped_model_present
-from ragsieve.tag.prune import check_threshold, prune
+from ragsieve.tag.prune import check_threshold
 from ragsieve.types import Scored
 
 if TYPE_CHECKING:
@@ -343,6 +343,12 @@ class FullMethod(Method):
                     from_chunks += 1
         return list(pool.values()), from_chunks
 
+    def _strongest_links(self, row: dict[str, Any]) -> list[tuple[int, float]]:
+        """A sentence row's ``links`` strongest (target index, weight) links."""
+        pairs = list(zip(row.get("link_idx") or [], row.get("link_w") or [], strict=True))
+        pairs.sort(key=lambda p: -float(p[1]))
+        return pairs[: self.config.links]
+
     def _linked(
         self, q: str, scored: list[Scored], by_doc: dict[str, dict[int, dict[str, Any]]]
     ) -> list[Scored]:
@@ -355,9 +361,7 @@ class FullMethod(Method):
             row = by_doc.get(s.chunk.doc_id, {}).get(s.chunk.index)
             if row is None:
                 continue
-            pairs = list(zip(row.get("link_idx") or [], row.get("link_w") or [], strict=True))
-            pairs.sort(key=lambda p: -float(p[1]))
-            for j, w in pairs[: c.links]:
+            for j, w in self._strongest_links(row):
                 target = by_doc[s.chunk.doc_id].get(int(j))
                 key = (s.chunk.doc_id, int(j))
                 if target is None or key in have:
@@ -431,11 +435,7 @@ class FullMethod(Method):
         linked = 0
         for s in ranked[: c.expand]:
             row = by_doc.get(s.chunk.doc_id, {}).get(s.chunk.index) or {}
-            pairs = sorted(
-                zip(row.get("link_idx") or [], row.get("link_w") or [], strict=True),
-                key=lambda p: -float(p[1]),
-            )
-            for j, _ in pairs[: c.links]:
+            for j, _ in self._strongest_links(row):
                 target = by_doc[s.chunk.doc_id].get(int(j))
                 key = (s.chunk.doc_id, int(target["passage"])) if target else None
                 if key is not None and key not in keys:
@@ -449,13 +449,10 @@ class FullMethod(Method):
             ]
             for d, p in keys
         ]
-        units = [u for u in units if u]
-        passages = [(u[0].title, [s.text for s in u]) for u in units]
-        pruned = prune(self.tagger, q, passages, c.threshold, c.hops, c.min_k)
         stop()
-        stop = timed(t, "select")
-        sel, cands = tagged_selection(pruned, units, c.budget, c.unit)
-        stop()
+        sel, cands = tag_and_select(
+            self.tagger, q, units, c.threshold, c.hops, c.min_k, c.budget, c.unit, t
+        )
         trace = {
             "method": self.name,
             "scorer": "tagger",

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragsieve.errors import ConfigError
-from ragsieve.methods.base import Method, MethodDef, Retrieval, first_stage, scored_trace, timed
+from ragsieve.methods.base import (
+    Method,
+    MethodDef,
+    Retrieval,
+    first_stage,
+    scored_trace,
+    selection_trace,
+    timed,
+)
 from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter
 from ragsieve.select.base import Selection, make_context
@@ -110,7 +118,8 @@ def tagged_selection(
     by_key: dict[tuple[int, int], Scored] = {}
     for p, (t, sents) in enumerate(zip(pruned.tagged, units, strict=True)):
         for j, c in enumerate(sents):
-            s = Scored(c, float(t.probs[j]), {"keep": float(t.probs[j]), "relevance": t.relevance})
+            info = {"keep": float(t.probs[j]), "relevance": t.relevance, "passage": float(p)}
+            s = Scored(c, float(t.probs[j]), info)
             cands.append(s)
             by_key[(p, j)] = s
     kept = [(k.passage, k.sentence) for k in pruned.kept]
@@ -146,6 +155,30 @@ def tagged_selection(
     return Selection(make_context(context), trace), sorted(cands, key=lambda s: -s.score)
 
 
+def tag_and_select(
+    tagger: OnnxTagger,
+    question: str,
+    units: list[list[Chunk]],
+    threshold: float | None,
+    hops: int,
+    min_keep: int,
+    budget: int | None,
+    unit: str,
+    timings: dict[str, float],
+) -> tuple[Selection, list[Scored]]:
+    """The tagger over each passage's sentence chunks (empty passages dropped), then
+    :func:`tagged_selection`; the ``tag`` and ``select`` stages are timed into ``timings``."""
+    stop = timed(timings, "tag")
+    units = [u for u in units if u]
+    passages = [(u[0].title, [s.text for s in u]) for u in units]
+    pruned = prune(tagger, question, passages, threshold, hops, min_keep)
+    stop()
+    stop = timed(timings, "select")
+    found = tagged_selection(pruned, units, budget, unit)
+    stop()
+    return found
+
+
 class TaggerMethod(Method):
     """Naive top-``k`` chunks, each read whole by the evidence tagger; the kept sentences."""
 
@@ -163,24 +196,16 @@ class TaggerMethod(Method):
         out = []
         for q, chunks in zip(questions, hits, strict=True):
             t: dict[str, float] = {"retrieve": per_q}
-            stop = timed(t, "tag")
             units = [chunk_sentences(s.chunk) for s in chunks]
-            keep = [i for i, u in enumerate(units) if u]
-            units = [units[i] for i in keep]
-            passages = [(u[0].title, [s.text for s in u]) for u in units]
-            pruned = prune(self.tagger, q, passages, c.threshold, c.hops, c.min_keep)
-            stop()
-            stop = timed(t, "select")
-            sel, cands = tagged_selection(pruned, units, c.budget, c.unit)
-            stop()
+            sel, cands = tag_and_select(
+                self.tagger, q, units, c.threshold, c.hops, c.min_keep, c.budget, c.unit, t
+            )
             trace: dict[str, Any] = {
                 "method": self.name,
                 "retriever": c.retriever,
                 "tagger": str(self.tagger.model_dir),
                 "candidates": scored_trace(cands),
-                "selection": sel.trace,
-                "selected": [s.chunk.id for s in sel.context.chunks],
-                "context_tokens": sel.context.n_tokens,
+                **selection_trace(sel),
             }
             out.append(Retrieval(q, sel.context, cands, trace, t))
         return out

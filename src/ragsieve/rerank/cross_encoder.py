@@ -57,6 +57,23 @@ def encode_pairs(tokenizer: Any, pairs: list[tuple[str, str]]) -> dict[str, np.n
     }
 
 
+def cpu_session(model: Path, threads: int | None, what: str) -> Any:
+    """An onnxruntime CPU session on ``threads`` intra-op threads (default: every core), quiet,
+    with a one-line :class:`ConfigError` naming ``what`` when the file does not load."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads or max(1, os.cpu_count() or 1)
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    try:
+        return ort.InferenceSession(
+            str(model), sess_options=opts, providers=["CPUExecutionProvider"]
+        )
+    except Exception as e:
+        raise ConfigError(f"cannot load {what} {model}: {str(e).splitlines()[0]}") from e
+
+
 def sigmoid(x: np.ndarray) -> np.ndarray:
     return (1.0 / (1.0 + np.exp(-np.asarray(x, dtype=np.float64)))).astype(np.float32)
 
@@ -104,7 +121,6 @@ class OnnxCrossEncoder:
         with self._lock:
             if self._session is not None:
                 return
-            import onnxruntime as ort
 
             model, tok = self.model_path, self.model_dir / "tokenizer.json"
             for path in (model, tok):
@@ -117,18 +133,7 @@ class OnnxCrossEncoder:
                 self._config().get("max_length", DEFAULT_MAX_LENGTH)
             )
             self.max_length = max_length
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = self.threads or max(1, os.cpu_count() or 1)
-            opts.inter_op_num_threads = 1
-            opts.log_severity_level = 3
-            try:
-                session = ort.InferenceSession(
-                    str(model), sess_options=opts, providers=["CPUExecutionProvider"]
-                )
-            except Exception as e:
-                raise ConfigError(
-                    f"cannot load cross-encoder {model}: {str(e).splitlines()[0]}"
-                ) from e
+            session = cpu_session(model, self.threads, "cross-encoder")
             self._inputs = {i.name for i in session.get_inputs()}
             self._tokenizer = load_tokenizer(tok, max_length)
             self._session = session

@@ -96,14 +96,9 @@ def _need(path: Path) -> Path:
 
 
 def load_qasper_val(data_dir: Path) -> list[RankTask]:
-    from ragsieve.data import paper_paragraphs, qasper_evidence
+    from ragsieve.data import gold_paragraphs, qasper_papers
 
-    papers: dict[str, list[str]] = {}
-    with _need(data_dir / "qasper/validation_papers_fulltext.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                obj = json.loads(line)
-                papers[obj["paper_id"]] = paper_paragraphs(obj["text"])
+    papers = qasper_papers(_need(data_dir / "qasper/validation_papers_fulltext.jsonl"))
     questions = json.loads(
         _need(data_dir / "qasper/questions_validation.json").read_text(encoding="utf-8")
     )
@@ -112,8 +107,7 @@ def load_qasper_val(data_dir: Path) -> list[RankTask]:
         paras = papers.get(q["paper_id"])
         if not paras:
             continue
-        index_of = {" ".join(p.split()): i for i, p in enumerate(paras)}
-        gold = {index_of[k] for e in qasper_evidence(q) if (k := " ".join(e.split())) in index_of}
+        gold = gold_paragraphs(q, paras)
         if gold:
             tasks.append(
                 RankTask(q["question_id"], q["question"].strip(), tuple(paras), frozenset(gold))

@@ -201,39 +201,30 @@ def build_fusion_lists(
     MS MARCO dev-small: a query against its positive plus the ``negatives`` best BM25 matches
     among the other queries' positives (hard, as a first-stage retriever would return them).
     """
-    from ragsieve.rerank.bm25 import BM25Index
-    from ragsieve.rerank.train import (
-        MSMARCO,
+    from ragsieve.data import (
         QASPER_TRAIN_P,
         QASPER_TRAIN_Q,
-        _norm,
-        _read_json,
-        fix_mojibake,
-        paper_paragraphs,
-        qasper_evidence,
+        gold_paragraphs,
+        msmarco_positives,
+        qasper_papers,
+        read_training_json,
     )
+    from ragsieve.rerank.bm25 import BM25Index
+    from ragsieve.rerank.train import _norm
 
     rng = random.Random(seed)
-    papers: dict[str, list[str]] = {}
-    with (data_dir / QASPER_TRAIN_P).open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                obj = json.loads(line)
-                papers[obj["paper_id"]] = paper_paragraphs(obj["text"])
+    papers = qasper_papers(data_dir / QASPER_TRAIN_P)
     lists: list[TrainList] = []
-    for q in _read_json(data_dir / QASPER_TRAIN_Q):
+    for q in read_training_json(data_dir / QASPER_TRAIN_Q):
         paras = papers.get(q["paper_id"])
         if not paras or len(paras) < 3:
             continue
-        index_of = {_norm(p): i for i, p in enumerate(paras)}
-        gold = frozenset(index_of[k] for e in qasper_evidence(q) if (k := _norm(e)) in index_of)
+        gold = frozenset(gold_paragraphs(q, paras))
         if gold:
             lists.append(TrainList(q["question"].strip(), tuple(paras), gold, "qasper"))
     lists = rng.sample(lists, min(qasper, len(lists)))
 
-    rows = [r for r in _read_json(data_dir / MSMARCO) if r.get("positive")]
-    queries = [r["query"].strip() for r in rows]
-    passages = [fix_mojibake(r["positive"][0].strip()) for r in rows]
+    queries, passages = msmarco_positives(data_dir)
     index = BM25Index(passages)
     for qi in rng.sample(range(len(queries)), min(msmarco, len(queries))):
         ranked = [int(i) for i in index.top(queries[qi], negatives + 5)]

@@ -38,16 +38,17 @@ from typing import Any
 import numpy as np
 
 from ragsieve.data import (
+    MSMARCO,
     QASPER_TRAIN_P,
     QASPER_TRAIN_Q,
-    fix_mojibake,
-    paper_paragraphs,
-    qasper_evidence,
+    gold_paragraphs,
+    msmarco_positives,
+    qasper_papers,
+    read_training_json,
     sha256_file,
 )
 from ragsieve.errors import ConfigError, InputError
 
-MSMARCO = "msmarco/msmarco_dev_small_eng_query_positive.json"
 TRAIN_FILES = (QASPER_TRAIN_Q, QASPER_TRAIN_P, MSMARCO)
 
 # Probe pairs whose fp32 scores are stored beside the model (tests compare the int8 model).
@@ -130,12 +131,6 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def _read_json(path: Path) -> Any:
-    if not path.is_file():
-        raise InputError(f"training file {path} not found")
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def _pick_negatives(
     rng: random.Random, ranked: list[int], pool: list[int], cfg: TrainConfig, hard_top: int
 ) -> list[int]:
@@ -151,22 +146,15 @@ def _pick_negatives(
 def build_qasper_groups(data_dir: Path, cfg: TrainConfig, rng: random.Random) -> list[Group]:
     from ragsieve.rerank.bm25 import BM25Index
 
-    papers: dict[str, list[str]] = {}
-    with (data_dir / QASPER_TRAIN_P).open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                obj = json.loads(line)
-                papers[obj["paper_id"]] = paper_paragraphs(obj["text"])
-    questions = _read_json(data_dir / QASPER_TRAIN_Q)
+    papers = qasper_papers(data_dir / QASPER_TRAIN_P)
+    questions = read_training_json(data_dir / QASPER_TRAIN_Q)
     groups: list[Group] = []
     bm25_cache: dict[str, Any] = {}
     for q in questions:
         paras = papers.get(q["paper_id"])
         if not paras or len(paras) < 3:
             continue
-        index_of = {_norm(p): i for i, p in enumerate(paras)}
-        gold = [index_of[_norm(e)] for e in qasper_evidence(q) if _norm(e) in index_of]
-        gold = list(dict.fromkeys(gold))
+        gold = gold_paragraphs(q, paras)
         if not gold:
             continue
         if q["paper_id"] not in bm25_cache:
@@ -185,9 +173,7 @@ def build_qasper_groups(data_dir: Path, cfg: TrainConfig, rng: random.Random) ->
 def build_msmarco_groups(data_dir: Path, cfg: TrainConfig, rng: random.Random) -> list[Group]:
     from ragsieve.rerank.bm25 import BM25Index
 
-    rows = _read_json(data_dir / MSMARCO)
-    queries = [r["query"].strip() for r in rows if r.get("positive")]
-    passages = [fix_mojibake(r["positive"][0].strip()) for r in rows if r.get("positive")]
+    queries, passages = msmarco_positives(data_dir)
     # Only the sampled queries need mining; sample first so that the run stays cheap.
     chosen = rng.sample(range(len(queries)), min(cfg.msmarco_groups, len(queries)))
     index = BM25Index(passages)
@@ -243,12 +229,50 @@ def _build_model(base: Path) -> Any:
             h = self.bert(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state
-            m = attention_mask.unsqueeze(-1).to(h.dtype)
-            pooled = (h * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-6)
-            return self.head(pooled).squeeze(-1)
+            return self.head(mean_pool(h, attention_mask)).squeeze(-1)
 
     bert = AutoModel.from_pretrained(str(base), add_pooling_layer=False)
     return MeanPoolCrossEncoder(bert)
+
+
+def adamw_warmup(
+    bert: Any,
+    heads: list[Any],
+    lr: float,
+    head_lr: float,
+    weight_decay: float,
+    warmup: float,
+    n_steps: int,
+) -> tuple[Any, Any]:
+    """AdamW over ``bert``'s trainable weights (no decay on biases and LayerNorms) and the new
+    ``heads`` (their own rate), with linear warm-up over ``warmup`` x ``n_steps`` and linear
+    decay to 0: the schedule of every MiniLM fine-tune here."""
+    import torch
+
+    named = [(n, p) for n, p in bert.named_parameters() if p.requires_grad]
+    plain = [p for n, p in named if n.endswith("bias") or "LayerNorm" in n]
+    decayed = [p for n, p in named if not (n.endswith("bias") or "LayerNorm" in n)]
+    opt = torch.optim.AdamW(
+        [
+            {"params": decayed, "lr": lr, "weight_decay": weight_decay},
+            {"params": plain, "lr": lr, "weight_decay": 0.0},
+            {"params": heads, "lr": head_lr, "weight_decay": 0.0},
+        ]
+    )
+    warm = max(1, int(warmup * n_steps))
+
+    def factor(step: int) -> float:
+        if step < warm:
+            return (step + 1) / warm
+        return max(0.0, (n_steps - step) / max(1, n_steps - warm))
+
+    return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
+
+
+def mean_pool(hidden: Any, attention_mask: Any) -> Any:
+    """The mask-weighted mean of the last hidden states: MiniLM's own sentence pooling."""
+    m = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-6)
 
 
 def _set_seed(seed: int) -> None:
@@ -300,36 +324,19 @@ def train_model(
         for p in layer.parameters():
             p.requires_grad_(False)
     batches = make_batches(groups, tok, cfg)
-    head = list(model.head.parameters())
-    body_decay = [
-        p
-        for n, p in model.bert.named_parameters()
-        if p.requires_grad and not (n.endswith("bias") or "LayerNorm" in n)
-    ]
-    body_nodecay = [
-        p
-        for n, p in model.bert.named_parameters()
-        if p.requires_grad and (n.endswith("bias") or "LayerNorm" in n)
-    ]
-    opt = torch.optim.AdamW(
-        [
-            {"params": body_decay, "lr": cfg.lr, "weight_decay": cfg.weight_decay},
-            {"params": body_nodecay, "lr": cfg.lr, "weight_decay": 0.0},
-            {"params": head, "lr": cfg.head_lr, "weight_decay": 0.0},
-        ]
-    )
     n_steps = len(batches)
     if max_steps is not None:
         n_steps = min(n_steps, max_steps)
     stopped_at = n_steps
-    warm = max(1, int(cfg.warmup * n_steps))
-
-    def lr_factor(step: int) -> float:
-        if step < warm:
-            return (step + 1) / warm
-        return max(0.0, (n_steps - step) / max(1, n_steps - warm))
-
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor)
+    opt, sched = adamw_warmup(
+        model.bert,
+        list(model.head.parameters()),
+        cfg.lr,
+        cfg.head_lr,
+        cfg.weight_decay,
+        cfg.warmup,
+        n_steps,
+    )
     size = 1 + cfg.negatives
     model.train()
     t0 = time.perf_counter()
@@ -391,31 +398,37 @@ def train_model(
 # --------------------------------------------------------------------------- export
 
 
-def export_onnx(model: Any, out_dir: Path, max_length: int, quantize: bool = True) -> dict:
-    """Write ``model_fp32.onnx`` and (``quantize``) ``model.onnx`` (int8) to ``out_dir``."""
+def export_fp32(model: Any, path: Path, outputs: dict[str, dict[int, str]]) -> None:
+    """``model`` (a MiniLM taking ids, mask and segment ids) as fp32 ONNX, opset 17, batch and
+    sequence dynamic; ``outputs`` names the outputs with their dynamic axes."""
     import torch
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fp32 = out_dir / "model_fp32.onnx"
     ids = torch.ones(2, 16, dtype=torch.long)
-    args = (ids, torch.ones_like(ids), torch.zeros_like(ids))
     axes = {0: "batch", 1: "seq"}
     with torch.no_grad():
         torch.onnx.export(
             model,
-            args,
-            str(fp32),
+            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+            str(path),
             input_names=["input_ids", "attention_mask", "token_type_ids"],
-            output_names=["logits"],
+            output_names=list(outputs),
             dynamic_axes={
                 "input_ids": axes,
                 "attention_mask": axes,
                 "token_type_ids": axes,
-                "logits": {0: "batch"},
+                **outputs,
             },
             opset_version=17,
             dynamo=False,
         )
+
+
+def export_onnx(model: Any, out_dir: Path, max_length: int, quantize: bool = True) -> dict:
+    """Write ``model_fp32.onnx`` and (``quantize``) ``model.onnx`` (int8) to ``out_dir``."""
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fp32 = out_dir / "model_fp32.onnx"
+    export_fp32(model, fp32, {"logits": {0: "batch"}})
     sizes = {"model_fp32.onnx": fp32.stat().st_size}
     if quantize:
         from onnxruntime.quantization import QuantType, quantize_dynamic

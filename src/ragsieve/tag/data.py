@@ -33,16 +33,19 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragsieve.data import (
+    MSMARCO,
     QASPER_TRAIN_P,
     QASPER_TRAIN_Q,
     fix_mojibake,
-    paper_paragraphs,
-    qasper_evidence,
+    gold_paragraphs,
+    msmarco_positives,
+    qasper_papers,
+    read_training_json,
 )
 from ragsieve.errors import InputError
 from ragsieve.text import sentence_texts, split_sentences
@@ -54,7 +57,6 @@ HOTPOT_EVIDENCE = "train_extra/hotpotqa_train500_evidence_only.jsonl"
 SQUAD_DEV = "squad/dev-v1.1.json"
 IRCOT = "hotpotqa/hotpot_dev_subsampled500_ircot.jsonl"
 MUSIQUE = "train_extra/musique_train100.json"
-MSMARCO = "msmarco/msmarco_dev_small_eng_query_positive.json"
 
 #: SQuAD articles (file order) and IRCoT questions that training never reads.
 SQUAD_HELD_OUT_ARTICLES = range(0, 24)
@@ -85,15 +87,6 @@ class SourceSizes:
     musique: int = 100
     qasper: int = 800
     msmarco: int = 1200
-    #: Negative passages per question for the paragraph-gold sources.
-    negatives: int = 3
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-def _read_json(path: Path) -> Any:
-    if not path.is_file():
-        raise InputError(f"training file {path} not found")
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -126,7 +119,7 @@ def _bm25_top(paras: list[str], query: str, n: int) -> list[int]:
 def hotpot_distractor(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
     """Sentence gold: every paragraph of the 10, the supporting facts labelled 1."""
     out: list[Example] = []
-    for qi, obj in enumerate(_read_json(data_dir / HOTPOT_DISTRACTOR)):
+    for qi, obj in enumerate(read_training_json(data_dir / HOTPOT_DISTRACTOR)):
         split = "dev" if qi in HOTPOT_DEV_QUESTIONS else "train"
         if split == "train" and qi >= n:
             continue
@@ -187,7 +180,7 @@ def squad(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
     in its paragraph, and a BM25-hard paragraph of the same article as a negative."""
     from ragsieve.rerank.bm25 import BM25Index
 
-    data = _read_json(data_dir / SQUAD_DEV)["data"]
+    data = read_training_json(data_dir / SQUAD_DEV)["data"]
     where = [
         (ai, pi, qi)
         for ai, article in enumerate(data)
@@ -227,49 +220,48 @@ def squad(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
     return out
 
 
+def _paragraph_gold(
+    question: str,
+    paragraphs: list[dict[str, Any]],
+    negatives: int,
+    source: str,
+    rng: random.Random,
+) -> list[Example]:
+    """The gold paragraphs of one question (``is_supporting``; sentences unknown) and
+    ``negatives`` of its other paragraphs drawn at random."""
+    pos = [p for p in paragraphs if p.get("is_supporting")]
+    neg = [p for p in paragraphs if not p.get("is_supporting")]
+    out = []
+    for p in pos + rng.sample(neg, min(negatives, len(neg))):
+        ex = _paragraph(
+            question, p["title"], p["paragraph_text"], bool(p.get("is_supporting")), source
+        )
+        if ex is not None:
+            out.append(ex)
+    return out
+
+
 def ircot(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
-    """IRCoT questions 200-499: the gold paragraphs (sentences unknown) and ``negatives`` of
-    the other paragraphs."""
+    """IRCoT questions 200-499: gold paragraphs and three negatives each."""
     rows = _read_jsonl(data_dir / IRCOT)
     out: list[Example] = []
     for qi in range(IRCOT_HELD_OUT.stop, min(len(rows), IRCOT_HELD_OUT.stop + n)):
         obj = rows[qi]
-        q = obj["question_text"].strip()
-        ctx = obj["contexts"]
-        pos = [c for c in ctx if c.get("is_supporting")]
-        neg = [c for c in ctx if not c.get("is_supporting")]
-        for c in pos + rng.sample(neg, min(3, len(neg))):
-            ex = _paragraph(
-                q, c["title"], c["paragraph_text"], bool(c.get("is_supporting")), "ircot"
-            )
-            if ex is not None:
-                out.append(ex)
+        out += _paragraph_gold(obj["question_text"].strip(), obj["contexts"], 3, "ircot", rng)
     return out
 
 
 def musique(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
+    """MuSiQue train: gold paragraphs and four negatives each."""
     out: list[Example] = []
-    for obj in _read_json(data_dir / MUSIQUE)[:n]:
-        q = obj["question"].strip()
-        pos = [p for p in obj["paragraphs"] if p.get("is_supporting")]
-        neg = [p for p in obj["paragraphs"] if not p.get("is_supporting")]
-        for p in pos + rng.sample(neg, min(4, len(neg))):
-            ex = _paragraph(
-                q, p["title"], p["paragraph_text"], bool(p.get("is_supporting")), "musique"
-            )
-            if ex is not None:
-                out.append(ex)
+    for obj in read_training_json(data_dir / MUSIQUE)[:n]:
+        out += _paragraph_gold(obj["question"].strip(), obj["paragraphs"], 4, "musique", rng)
     return out
 
 
 def qasper(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
-    papers: dict[str, list[str]] = {}
-    with (data_dir / QASPER_TRAIN_P).open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                obj = json.loads(line)
-                papers[obj["paper_id"]] = paper_paragraphs(obj["text"])
-    questions = _read_json(data_dir / QASPER_TRAIN_Q)
+    papers = qasper_papers(data_dir / QASPER_TRAIN_P)
+    questions = read_training_json(data_dir / QASPER_TRAIN_Q)
     rng.shuffle(questions)
     out: list[Example] = []
     used = 0
@@ -279,10 +271,7 @@ def qasper(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
         paras = papers.get(q["paper_id"])
         if not paras or len(paras) < 3:
             continue
-        index_of = {_norm(p): i for i, p in enumerate(paras)}
-        gold = list(
-            dict.fromkeys(index_of[_norm(e)] for e in qasper_evidence(q) if _norm(e) in index_of)
-        )
+        gold = gold_paragraphs(q, paras)
         if not gold:
             continue
         text = q["question"].strip()
@@ -298,12 +287,10 @@ def qasper(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
 def msmarco(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
     from ragsieve.rerank.bm25 import BM25Index
 
-    rows = [r for r in _read_json(data_dir / MSMARCO) if r.get("positive")]
-    queries = [r["query"].strip() for r in rows]
-    passages = [fix_mojibake(r["positive"][0].strip()) for r in rows]
+    queries, passages = msmarco_positives(data_dir)
     index = BM25Index(passages)
     out: list[Example] = []
-    for qi in rng.sample(range(len(rows)), min(n, len(rows))):
+    for qi in rng.sample(range(len(queries)), min(n, len(queries))):
         hard = [int(i) for i in index.top(queries[qi], 4) if int(i) != qi][:1]
         for i, positive in [(qi, True)] + [(h, False) for h in hard]:
             ex = _paragraph(queries[qi], "", passages[i], positive, "msmarco")

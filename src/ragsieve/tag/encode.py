@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,17 @@ import numpy as np
 MAX_QUESTION_TOKENS = 64
 #: Marks a word piece that belongs to no sentence ([CLS], the question, the title, [SEP], pad).
 NO_SENTENCE = -1
+
+
+def load_tokenizer(path: Path) -> Any:
+    """The WordPiece tokenizer at ``path`` with its stored truncation and padding switched off
+    (the MiniLM file pads every input to 128): :class:`PassageEncoder` cuts and pads itself."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(path))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
 
 
 @dataclass(frozen=True)

