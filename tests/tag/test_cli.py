@@ -60,6 +60,10 @@ def test_prune_command_on_files(tmp_path: Path, corpus_dir: Path) -> None:
     assert all(0 <= r["prob"] <= 1 for r in rows)
     missing = run("prune", QUESTION, str(tmp_path / "nope.txt"))
     assert_one_line_error(missing, 2, "not a file")
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("Champollion annon\u00e7a en 1822.".encode("latin-1"))
+    assert_one_line_error(run("prune", QUESTION, str(latin1)), 2, "not valid UTF-8")
+    assert latin1.read_bytes() == "Champollion annon\u00e7a en 1822.".encode("latin-1")
 
 
 def test_train_tagger_bad_options_are_one_line(tmp_path: Path) -> None:
@@ -67,3 +71,4 @@ def test_train_tagger_bad_options_are_one_line(tmp_path: Path) -> None:
     assert_one_line_error(p, 2, "unknown source")
     p = run("train-tagger", "--out", str(tmp_path / "t"), "--data", str(tmp_path / "none"))
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "t").exists()  # nothing written before the inputs are checked
