@@ -99,6 +99,18 @@ def steps(quick: bool, llm: bool) -> list[tuple[str, list[str]]]:
             ("tagger-targets", [PY, str(b / "bench_tagger.py"), "targets"]),
             ("tagger-ablation", [PY, str(b / "bench_tagger.py"), "ablation"]),
         ]
+    if llm and not quick:
+        llm_bench = [PY, str(b / "bench_llm.py")]
+        feedback = ["--dataset", "hotpotqa-sent", "--limit", "30"]
+        feedback += ["--methods", "full[feedback=true]"]
+        out += [
+            (f"llm-{d}", [*llm_bench, "run", "--dataset", d, "--methods", "naive,full,carrot"])
+            for d in ("hotpotqa-sent", "squad")
+        ]
+        out += [
+            ("llm-feedback", [*llm_bench, "run", *feedback]),
+            ("llm-report", [*llm_bench, "report"]),
+        ]
     return out
 
 

@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+#: The scripted OpenAI-compatible endpoint (fixture ``scripted``) for feedback-loop tests.
+pytest_plugins = ["scripted_llm"]
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "examples" / "corpus"
 SHARED_DATA = Path(os.environ.get("RAGSIEVE_DATA", REPO.parent / "shared" / "data"))

@@ -42,17 +42,19 @@ def ask(
     method: str = "naive",
     llm: Any = "local",
     options: list[str] | None = None,
+    total_budget: int | None = None,
     **run: Any,
 ) -> Answer:
     """Answer ``question`` from ``index`` with ``method``, a spec such as
     ``"full[unit=passage]"`` (:mod:`ragsieve.methods.spec`); ``run`` takes ``k``, ``budget``,
-    ``retriever`` and ``reranker``; ``llm`` is a spec string or an LLM."""
+    ``retriever`` and ``reranker``; ``llm`` is a spec string or an LLM. ``total_budget``
+    bounds the prompt tokens of every LLM call for the question (feedback included)."""
     from ragsieve.llm import get_llm
 
     idx = _as_index(index)
     m = build_method(method, idx, **run)
     model = get_llm(llm) if isinstance(llm, str) else llm
-    return m.ask(question, model, options=options)
+    return m.ask(question, model, options=options, total_budget=total_budget)
 
 
 def prune(

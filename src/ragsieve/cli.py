@@ -59,6 +59,13 @@ LLMRetriesOpt = Annotated[
     int | None,
     typer.Option(min=0, max=10, help="openai: retries of a failed LLM request (default 3)."),
 ]
+TotalBudgetOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Prompt tokens of every LLM call for one question, summed (feedback included).",
+    ),
+]
 
 
 MethodRetrieverOpt = Annotated[
@@ -439,6 +446,7 @@ def ask(
         str, typer.Option(help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b.")
     ] = "local",
     max_tokens: Annotated[int, typer.Option(min=1, max=8192, help="Answer length cap.")] = 256,
+    total_budget: TotalBudgetOpt = None,
     llm_timeout: LLMTimeoutOpt = None,
     llm_retries: LLMRetriesOpt = None,
     config: ConfigOpt = None,
@@ -454,7 +462,7 @@ def ask(
     idx = Index.open(index_dir)
     m = build_method(spec, idx, **run)
     model = get_llm(llm, **_llm_options(llm_timeout, llm_retries))
-    answer = m.ask(question, model, max_tokens=max_tokens)
+    answer = m.ask(question, model, max_tokens=max_tokens, total_budget=total_budget)
     if as_json:
         _print_json(answer.to_json())
         return
@@ -464,9 +472,10 @@ def ask(
     for s in answer.context.chunks:
         typer.echo(f"  [{s.chunk.id}] {s.score:.3f} {s.chunk.title}: {_snippet(s.chunk.text, 100)}")
     u = answer.usage
+    calls = len(answer.trace.get("llm", {}).get("call_tokens", [])) or 1
     typer.echo(
-        f"tokens: prompt {u.prompt_tokens}, completion {u.completion_tokens}; "
-        f"time {sum(answer.timings.values()):.2f}s"
+        f"tokens: prompt {u.prompt_tokens}, completion {u.completion_tokens} "
+        f"({calls} LLM call{'s' if calls > 1 else ''}); time {sum(answer.timings.values()):.2f}s"
     )
 
 
@@ -575,6 +584,7 @@ def eval_cmd(
         int | None, typer.Option(min=8, help="Chunk size in tokens (default: the chunker's).")
     ] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Answer length cap.")] = 64,
+    total_budget: TotalBudgetOpt = None,
     price_in: Annotated[
         float, typer.Option(min=0, help="$ per 1M input tokens (SAGE Eq. 1).")
     ] = 10.0,
@@ -611,6 +621,7 @@ def eval_cmd(
         llm=llm,
         llm_options=_llm_options(llm_timeout, llm_retries),
         max_tokens=max_tokens,
+        total_budget=total_budget,
         chunker=chunker,
         chunk_tokens=chunk_tokens,
         price_in_per_m=price_in,

@@ -206,7 +206,7 @@ def test_index_without_sentences_is_refused(sample_index_dir: Path) -> None:
 
 
 def test_feedback_loop_reselects_sentences_with_the_local_llm(index: Index, smollm2: Any) -> None:
-    m = FullMethod(index, FullConfig(scorer="reranker", min_k=2, max_rounds=2))
+    m = FullMethod(index, FullConfig(scorer="reranker", min_k=2, max_rounds=2, feedback=True))
     ans = m.ask(QUESTION, smollm2, max_tokens=32)
     fb = ans.trace["feedback"]
     assert 1 <= len(fb["rounds"]) <= 2

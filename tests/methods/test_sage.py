@@ -11,23 +11,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scripted_llm import Script, scripted_llm
 
 from ragsieve.errors import ConfigError
 from ragsieve.evaluate.runner import EvalConfig, run_eval, select_dataset
 from ragsieve.index import Index, IndexConfig
 from ragsieve.llm.cost import llm_cost
-from ragsieve.llm.openai_compat import OpenAICompatLLM
 from ragsieve.methods import get_method, known_methods, parse_methods
 from ragsieve.methods.naive import NaiveMethod
 from ragsieve.methods.sage import SageConfig, SageMethod
@@ -52,76 +47,6 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Index:
 
 
 # ----------------------------------------------------------------------------- scripted LLM
-@dataclass
-class Script:
-    """Feedback replies served in order (the last repeats); every call is logged."""
-
-    feedback: list[str]
-    calls: list[dict[str, Any]] = field(default_factory=list)
-
-    def reply(self, messages: list[dict[str, str]]) -> tuple[str, dict[str, int]]:
-        content = messages[-1]["content"]
-        if content.startswith("**Original Prompt:**"):
-            n = sum(c["kind"] == "feedback" for c in self.calls)
-            self.calls.append({"kind": "feedback", "content": content})
-            usage = {"prompt_tokens": 200 + n, "completion_tokens": 11}
-            return self.feedback[min(n, len(self.feedback) - 1)], usage
-        n = sum(c["kind"] == "answer" for c in self.calls)
-        chunks = len(re.findall(r"(?m)^\[\d+\] ", content))
-        self.calls.append({"kind": "answer", "chunks": chunks})
-        return f"answer {n}", {"prompt_tokens": 100 + n, "completion_tokens": 3}
-
-    def kinds(self) -> list[str]:
-        return [c["kind"] for c in self.calls]
-
-
-@pytest.fixture()
-def scripted() -> Iterator[tuple[Script, str]]:
-    """A real OpenAI-compatible endpoint on 127.0.0.1 answering from a :class:`Script`."""
-    script = Script(feedback=["Evaluation Score: 9\nContext Adjustment: -1"])
-    lock = threading.Lock()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-            with lock:
-                text, usage = script.reply(body["messages"])
-            out = json.dumps(
-                {
-                    "model": "scripted",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": text},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": usage,
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
-    try:
-        yield script, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
-def _llm(url: str) -> OpenAICompatLLM:
-    return OpenAICompatLLM("scripted", url, api_key="k", max_retries=0, timeout=10.0)
-
-
 def _check_token_accounting(ans: Answer) -> None:
     """The answer's usage and cost are the sum of every call the loop made."""
     rounds = ans.trace["feedback"]["rounds"]
@@ -224,7 +149,7 @@ def test_accepted_in_the_first_round(index: Index, scripted: tuple[Script, str])
     script, url = scripted
     script.feedback = ["**Evaluation Score:** 9\n**Context Adjustment:** -1"]
     m = SageMethod(index, SageConfig(min_k=3, g=0.0))
-    ans = m.ask(QUESTION, _llm(url))
+    ans = m.ask(QUESTION, scripted_llm(url))
     fb = ans.trace["feedback"]
     assert script.kinds() == ["answer", "feedback"]
     assert (fb["stop"], fb["chosen_round"], len(fb["rounds"])) == ("accepted", 1, 1)
@@ -250,7 +175,7 @@ def test_more_context_rounds_keep_the_best_scored_answer(
         "Evaluation Score: 6\nContext Adjustment: 1",
     ]
     m = SageMethod(index, SageConfig(min_k=3, g=0.0, max_rounds=3))
-    ans = m.ask(QUESTION, _llm(url))
+    ans = m.ask(QUESTION, scripted_llm(url))
     fb = ans.trace["feedback"]
     # Three judgements; each "more context" re-cut with one chunk more and answered again.
     assert script.kinds() == ["answer", "feedback"] * 3
@@ -274,7 +199,7 @@ def test_less_context_then_an_unreadable_reply_keeps_the_current_answer(
     script, url = scripted
     script.feedback = ["Evaluation Score: 4\nContext Adjustment: less context (-1)", "Looks good."]
     m = SageMethod(index, SageConfig(min_k=3, g=1.0))  # the cut runs to all 30 candidates
-    ans = m.ask(QUESTION, _llm(url))
+    ans = m.ask(QUESTION, scripted_llm(url))
     fb = ans.trace["feedback"]
     # "less" caps the next cut one below the chunks actually used (30 -> 29), even though
     # the gradient alone would have kept all 30 again.
@@ -294,7 +219,7 @@ def test_paper_step_that_leaves_the_context_unchanged_stops(
     script.feedback = ["Evaluation Score: 3\nContext Adjustment: -1"]
     # min_k 7 -> 6 re-cuts to the same 30 chunks: asking again would repeat the same call.
     m = SageMethod(index, SageConfig(g=1.0, feedback_step="min_k"))
-    ans = m.ask(QUESTION, _llm(url))
+    ans = m.ask(QUESTION, scripted_llm(url))
     assert script.kinds() == ["answer", "feedback"]
     assert ans.trace["feedback"]["stop"] == "unchanged"
     _check_token_accounting(ans)
@@ -317,7 +242,7 @@ def test_loop_stops_without_another_answer(
 ) -> None:
     script, url = scripted
     script.feedback = [reply]
-    ans = SageMethod(index, SageConfig(min_k=1, g=0.0)).ask(QUESTION, _llm(url))
+    ans = SageMethod(index, SageConfig(min_k=1, g=0.0)).ask(QUESTION, scripted_llm(url))
     assert script.kinds() == ["answer", "feedback"]
     assert ans.trace["feedback"]["stop"] == stop and ans.text == "answer 0"
     _check_token_accounting(ans)
@@ -326,7 +251,7 @@ def test_loop_stops_without_another_answer(
 def test_feedback_false_is_one_call(index: Index, scripted: tuple[Script, str]) -> None:
     script, url = scripted
     m = get_method("sage", index, feedback=False, min_k=2, g=0.0)
-    ans = m.ask(QUESTION, _llm(url))
+    ans = m.ask(QUESTION, scripted_llm(url))
     assert script.kinds() == ["answer"]
     assert "feedback" not in ans.trace and ans.usage.prompt_tokens == 100
     assert len(ans.context.chunks) == 2 and ans.trace["config"]["feedback"] is False
@@ -347,7 +272,7 @@ def test_eval_with_an_llm_runs_the_feedback_loop(
         chunk_tokens=30,
         cache_dir=tmp_path / "cache",
     )
-    res = run_eval(ds, cfg, llm=_llm(url))
+    res = run_eval(ds, cfg, llm=scripted_llm(url))
     (row,) = res["per_question"]
     assert script.kinds() == ["answer", "feedback"] * 2
     assert row["feedback_rounds"] == 2
@@ -401,3 +326,57 @@ def test_feedback_loop_with_the_local_llm(index: Index, smollm2: Any) -> None:
     assert ans.text == chosen["answer"]
     assert [s.chunk.id for s in ans.context.chunks] == chosen["selected"]
     _check_token_accounting(ans)
+
+
+# ----------------------------------------------------------------------------- total budget
+
+
+def _unbounded_calls(index: Index, url: str) -> list[dict[str, Any]]:
+    m = SageMethod(index, SageConfig(min_k=3, g=0.0, max_rounds=3))
+    return m.ask(QUESTION, scripted_llm(url)).trace["llm"]["call_tokens"]
+
+
+def test_total_budget_stops_feedback_before_a_judgement_that_does_not_fit(
+    index: Index, scripted: tuple[Script, str]
+) -> None:
+    script, url = scripted
+    script.feedback = ["Evaluation Score: 5\nContext Adjustment: 1"]
+    free = _unbounded_calls(index, url)
+    assert [c["call"] for c in free] == ["answer", "feedback"] * 3
+    assert [c["prompt"] for c in free] == [100, 200, 101, 201, 102, 202]
+    script.calls.clear()
+    # Room for answer, judgement, answer, but not for the second judgement with room for an
+    # answer as long as the last one after it.
+    total = 100 + 200 + 101 + free[3]["estimate"] + 101 - 1
+    m = SageMethod(index, SageConfig(min_k=3, g=0.0, max_rounds=3))
+    ans = m.ask(QUESTION, scripted_llm(url), total_budget=total)
+    assert script.kinds() == ["answer", "feedback", "answer"]
+    fb = ans.trace["feedback"]
+    assert fb["stop"] == "budget" and len(fb["rounds"]) == 1
+    # The answer given on the judge's advice comes back, unjudged, with its context.
+    assert ans.text == "answer 1" and len(ans.context.chunks) == 4
+    calls = ans.trace["llm"]["call_tokens"]
+    assert [c["prompt"] for c in calls] == [100, 200, 101]
+    assert ans.usage.prompt_tokens == 401 == ans.trace["llm"]["prompt_spent"] <= total
+    assert ans.trace["llm"]["total_budget"] == total and ans.trace["llm"]["calls"] == 3
+
+
+def test_total_budget_trims_the_first_context_or_refuses_in_one_line(
+    index: Index, scripted: tuple[Script, str]
+) -> None:
+    script, url = scripted
+    script.feedback = ["Evaluation Score: 9\nContext Adjustment: -1"]
+    m = SageMethod(index, SageConfig(min_k=3, g=0.0, feedback=False))
+    first = _unbounded_calls(index, url)[0]["estimate"]  # three chunks, at cl100k
+    script.calls.clear()
+    ans = m.ask(QUESTION, scripted_llm(url), total_budget=first - 1)
+    assert script.calls == [{"kind": "answer", "chunks": 2}]
+    assert ans.trace["total_budget_cap"] == {"total_budget": first - 1, "dropped": 1}
+    assert len(ans.context.chunks) == 2 and ans.trace["selected"] == [
+        s.chunk.id for s in ans.context.chunks
+    ]
+    with pytest.raises(ConfigError, match="raise --total-budget") as e:
+        m.ask(QUESTION, scripted_llm(url), total_budget=5)
+    assert "\n" not in str(e.value)
+    with pytest.raises(ConfigError, match="total budget"):
+        m.ask(QUESTION, scripted_llm(url), total_budget=0)

@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scripted_llm import scripted_llm
 
 from ragsieve.errors import ConfigError
 from ragsieve.index import Index
-from ragsieve.methods import get_method, known_methods
+from ragsieve.methods import build_method, get_method, known_methods
 from ragsieve.methods.full import FullConfig
 from ragsieve.methods.tagger import TaggerConfig
 
@@ -18,6 +19,14 @@ pytestmark = pytest.mark.integration
 
 QUESTION = "In which year did Champollion announce the decipherment of hieroglyphs?"
 YEAR = "In 1822 he announced"
+
+
+class _AnyInt:
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, int)
+
+
+ANY_INT = _AnyInt()
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +98,35 @@ def test_bad_tagger_options() -> None:
         FullConfig(order="mcts")
     with pytest.raises(ConfigError, match="threshold"):
         FullConfig(threshold=-0.1)
+
+
+def test_full_answers_once_by_default(sentences: Index, scripted: Any) -> None:
+    script, url = scripted
+    ans = get_method("full", sentences).ask(QUESTION, scripted_llm(url))
+    assert script.kinds() == ["answer"] and "feedback" not in ans.trace
+    assert ans.trace["llm"]["call_tokens"] == [
+        {"call": "answer", "prompt": 100, "completion": 3, "estimate": ANY_INT}
+    ]
+
+
+def test_feedback_with_the_tagger_moves_its_keep_rule(sentences: Index, scripted: Any) -> None:
+    script, url = scripted
+    script.feedback = [
+        "Evaluation Score: 5\nContext Adjustment: 1",
+        "Evaluation Score: 6\nContext Adjustment: -1",
+    ]
+    m = build_method("full[feedback=true,max_rounds=2]", sentences)
+    r = m.retrieve([QUESTION])[0]
+    first = {s.chunk.id for s in r.context.chunks}
+    ans = m.answer(r, scripted_llm(url))
+    fb = ans.trace["feedback"]
+    assert script.kinds() == ["answer", "feedback", "answer", "feedback"]
+    n = len(first)
+    assert [x["n_chunks"] for x in fb["rounds"]] == [n, n + 1]
+    # "More context" added the most probable sentence the tagger had left out.
+    added = set(fb["rounds"][1]["selected"]) - first
+    left_out = [s for s in r.candidates if s.chunk.id not in first]
+    assert added == {max(left_out, key=lambda s: s.score).chunk.id}
+    assert ans.trace["selection"]["selector"] == "tagger"
+    assert (fb["stop"], fb["chosen_round"]) == ("max_rounds", 2)
+    assert ans.usage.prompt_tokens == 100 + 200 + 101 + 201

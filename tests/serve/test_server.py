@@ -170,6 +170,19 @@ def test_ask_with_the_local_llm(server: Server) -> None:
     tokens = body["tokens"]
     assert tokens["context"] > 0 and tokens["prompt"] > tokens["context"] // 2
     assert 1 <= tokens["completion"] <= 32
+    # A whole-question budget below the first prompt trims the context to fit.
+    r = httpx.post(
+        server.url + "/ask",
+        json={
+            "question": "Who found the Rosetta Stone?",
+            "k": 2,
+            "max_tokens": 32,
+            "total_budget": body["trace"]["llm"]["call_tokens"][0]["estimate"] - 1,
+        },
+        timeout=120,
+    )
+    assert r.status_code == 200, r.text
+    assert len(r.json()["context"]) == 1 and r.json()["trace"]["total_budget_cap"]["dropped"] == 1
 
 
 def test_validation_and_limits(server: Server) -> None:
@@ -180,6 +193,7 @@ def test_validation_and_limits(server: Server) -> None:
     assert httpx.post(url + "/search", json={"query": "x", "retriever": "sql"}).status_code == 422
     assert httpx.post(url + "/search", json={"query": "x", "top": 3}).status_code == 422
     assert httpx.post(url + "/ask", json={"question": "x", "budget": 0}).status_code == 422
+    assert httpx.post(url + "/ask", json={"question": "x", "total_budget": 0}).status_code == 422
     assert httpx.post(url + "/ask", json={"question": "x", "max_tokens": 4096}).status_code == 422
     # Strict types: JSON true, "3" or 3.0 is not an int, 5 is not a query string.
     for bad in ({"query": "x", "k": True}, {"query": "x", "k": "3"}, {"query": 5}):
@@ -203,6 +217,7 @@ def test_validation_and_limits(server: Server) -> None:
         ("/search", {"query": "   "}),
         ("/search", {"query": "x", "reranker": "/etc"}),
         ("/ask", {"question": "x", "method": "nope"}),
+        ("/ask", {"question": "x", "total_budget": 3}),
     ):
         r = httpx.post(url + path, json=bad)
         assert r.status_code == 400 and set(r.json()) == {"error"}, (bad, r.text)

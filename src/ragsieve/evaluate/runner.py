@@ -74,6 +74,8 @@ class EvalConfig:
     methods: list[MethodSpec]
     k: int = 10
     budget: int | None = None
+    #: Prompt tokens of every LLM call for one question (:mod:`ragsieve.llm.budget`).
+    total_budget: int | None = None
     #: None: each method's own retriever (dense for most, hybrid for ``full``).
     retriever: str | None = None
     reranker: str | None = None
@@ -196,6 +198,7 @@ def run_eval(
                         max_tokens=cfg.max_tokens,
                         price_in_per_m=cfg.price_in_per_m,
                         price_out_per_m=cfg.price_out_per_m,
+                        total_budget=cfg.total_budget,
                     )
                 context = ans.context if ans is not None else r.context
                 ctx_texts = [s.chunk.text for s in context.chunks]
@@ -209,6 +212,7 @@ def run_eval(
                     row["prediction"] = ans.text
                     row["prompt_tokens"] = ans.usage.prompt_tokens
                     row["completion_tokens"] = ans.usage.completion_tokens
+                    row["llm_calls"] = len(ans.trace.get("llm", {}).get("call_tokens", [])) or 1
                     row["cost"] = llm_cost(
                         ans.usage.prompt_tokens,
                         ans.usage.completion_tokens,

@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ragsieve.errors import InputError
+from ragsieve.errors import ConfigError, InputError
+from ragsieve.llm.budget import PromptBudget
 from ragsieve.llm.cost import DEFAULT_PRICE_IN_PER_M, DEFAULT_PRICE_OUT_PER_M, llm_cost
 from ragsieve.rerank.base import Reranker, rerank
 from ragsieve.retrieve.base import DocFilter, Retriever
@@ -164,6 +165,7 @@ class Method:
         max_tokens: int = 256,
         price_in_per_m: float = PRICE_IN_PER_M,
         price_out_per_m: float = PRICE_OUT_PER_M,
+        total_budget: int | None = None,
     ) -> Answer:
         """Retrieve, then answer with ``llm``; the answer carries the full trace."""
         r = self.retrieve([question])[0]
@@ -174,6 +176,7 @@ class Method:
             max_tokens=max_tokens,
             price_in_per_m=price_in_per_m,
             price_out_per_m=price_out_per_m,
+            total_budget=total_budget,
         )
 
     def answer(
@@ -186,6 +189,7 @@ class Method:
         max_tokens: int = 256,
         price_in_per_m: float = PRICE_IN_PER_M,
         price_out_per_m: float = PRICE_OUT_PER_M,
+        total_budget: int | None = None,
     ) -> Answer:
         """Answer from an already retrieved context.
 
@@ -193,7 +197,14 @@ class Method:
         through the same generation as ``ask``. A method with a ``feedback`` stage (SAGE's
         self-feedback, :mod:`ragsieve.methods.feedback`) hands the first answer to it.
         ``label`` names the method in the answer (an evaluation spec label).
+        ``total_budget`` bounds the prompt tokens of every LLM call for this question
+        (:mod:`ragsieve.llm.budget`): the first context is trimmed to fit, and feedback stops
+        before a call that would not fit.
         """
+        if total_budget is not None and (
+            not isinstance(total_budget, int) or isinstance(total_budget, bool) or total_budget < 1
+        ):
+            raise ConfigError(f"total budget must be a positive number of tokens: {total_budget!r}")
         name = label or self.name
         gen_kw: dict[str, Any] = {
             "options": options,
@@ -201,6 +212,7 @@ class Method:
             "price_in_per_m": price_in_per_m,
             "price_out_per_m": price_out_per_m,
             "config": self.config_dict(),
+            "prompt_budget": PromptBudget(total_budget),
         }
         first = generate_answer(name, r, llm, **gen_kw)
         loop = getattr(self, "feedback", None)
@@ -217,18 +229,21 @@ def generate_answer(
     price_in_per_m: float = PRICE_IN_PER_M,
     price_out_per_m: float = PRICE_OUT_PER_M,
     config: dict[str, Any] | None = None,
+    prompt_budget: PromptBudget | None = None,
 ) -> Answer:
-    """One LLM call over the retrieved context; returns the :class:`Answer` with its trace."""
-    from ragsieve.llm.prompts import build_answer_messages
+    """One LLM call over the retrieved context; returns the :class:`Answer` with its trace.
 
+    With a bounded ``prompt_budget`` the lowest-scored chunks are dropped until the prompt
+    fits what is left of it (``trace["total_budget_cap"]``); the call is recorded there.
+    """
+    budget = prompt_budget if prompt_budget is not None else PromptBudget()
     timings = dict(r.timings)
+    messages, context, dropped = fit_prompt(r, options, budget)
     stop = timed(timings, "generate")
-    messages = build_answer_messages(
-        r.question, [s.chunk.text for s in r.context.chunks], options=options
-    )
     gen = llm.generate(messages, max_tokens=max_tokens, temperature=0.0)
     stop()
     usage = gen.usage
+    budget.record("answer", messages, usage)
     cost = llm_cost(usage.prompt_tokens, usage.completion_tokens, price_in_per_m, price_out_per_m)
     trace = {
         **r.trace,
@@ -238,18 +253,49 @@ def generate_answer(
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
             "finish_reason": gen.finish_reason,
+            **budget.trace(),
         },
     }
+    if dropped:
+        trace["selected"] = [s.chunk.id for s in context.chunks]
+        trace["context_tokens"] = context.n_tokens
+        trace["total_budget_cap"] = {"total_budget": budget.total, "dropped": dropped}
     return Answer(
         question=r.question,
         text=gen.text.strip(),
-        context=r.context,
+        context=context,
         usage=usage,
         cost=cost,
         timings=timings,
         trace=trace,
         method=method,
     )
+
+
+def fit_prompt(
+    r: Retrieval, options: list[str] | None, budget: PromptBudget
+) -> tuple[list[dict[str, str]], Context, int]:
+    """The answer prompt for ``r``, its context trimmed (lowest score first) until the prompt
+    fits ``budget``; returns the messages, the context and the number of chunks dropped.
+    ConfigError when not even the question fits."""
+    from ragsieve.llm.prompts import build_answer_messages
+
+    chunks = list(r.context.chunks)
+    dropped = 0
+    while True:
+        messages = build_answer_messages(r.question, [s.chunk.text for s in chunks], options)
+        if budget.room(messages):
+            break
+        if not chunks:
+            raise ConfigError(
+                f"total budget {budget.total} leaves {budget.total - budget.spent} tokens, "
+                f"fewer than the question's prompt alone ({budget.estimate(messages)}): "
+                "raise --total-budget"
+            )
+        worst = min(range(len(chunks)), key=lambda i: (chunks[i].score, -i))
+        chunks.pop(worst)
+        dropped += 1
+    return messages, (make_context(chunks) if dropped else r.context), dropped
 
 
 def first_stage(

@@ -10,10 +10,16 @@ adjustment -1/+1):
 * a reply without a readable score stops the loop and keeps the current answer (``unparsed``);
   a score without an adjustment stops it too (``no_adjustment``); an adjustment that leaves the
   candidate range stops it (``bounds``), and so does one whose re-cut gives a context already
-  answered (``unchanged``): at temperature 0 it would only repeat the same answer.
+  answered (``unchanged``): at temperature 0 it would only repeat the same answer;
+* with a whole-question budget (``total_budget``, :mod:`ragsieve.llm.budget`) the loop stops
+  before a call that would not fit (``budget``): a judgement is made only when it fits with
+  room for an answer as long as the current one (except the last round's, which only picks
+  the best), and a new answer only when its prompt fits.
 
-Otherwise the best-scored answer is returned (the earliest on ties). Its usage and cost include
-every call of the loop; ``trace["feedback"]`` records each round.
+Otherwise the best-scored answer is returned (the earliest on ties); an answer generated on
+the judge's advice but left unjudged by the budget is returned as it is. Its usage and cost
+include every call of the loop; ``trace["feedback"]`` records each round and
+``trace["llm"]["call_tokens"]`` each call.
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ragsieve.llm.budget import PromptBudget
 from ragsieve.llm.cost import llm_cost
-from ragsieve.llm.prompts import build_feedback_messages, parse_feedback
+from ragsieve.llm.prompts import build_answer_messages, build_feedback_messages, parse_feedback
 from ragsieve.methods.base import Retrieval, capped, generate_answer, selection_trace, timed
 from ragsieve.select.base import Selector
 from ragsieve.types import Answer, Context, Usage
@@ -121,6 +128,9 @@ class SelfFeedback:
         reason = "max_rounds"
         for rnd in range(1, c.max_rounds + 1):
             fb = self._judge(r, st, rnd, min_k, max_k, llm, gen_kw)
+            if fb is None:
+                reason = "budget"
+                break
             reason = self._verdict(fb, rnd)
             if reason:
                 break
@@ -135,8 +145,8 @@ class SelfFeedback:
                 reason = "bounds"
                 break
             min_k, max_k = bounds
-            if not self._answer_again(name, r, st, min_k, max_k, llm, gen_kw):
-                reason = "unchanged"
+            reason = self._answer_again(name, r, st, min_k, max_k, llm, gen_kw)
+            if reason:
                 break
         return self._finish(name, r, st, reason or "max_rounds", gen_kw)
 
@@ -150,13 +160,20 @@ class SelfFeedback:
         llm: LLM,
         gen_kw: dict[str, Any],
     ) -> Any:
+        """Judge the current answer; None when the budget cannot hold the judgement (with
+        room for one more answer, unless this is the last round)."""
         cur = st.current
         messages = build_feedback_messages(
             r.question, [s.chunk.text for s in cur.context.chunks], cur.text, gen_kw["options"]
         )
+        budget: PromptBudget = gen_kw["prompt_budget"]
+        reserve = cur.usage.prompt_tokens if rnd < self.c.max_rounds else 0
+        if not budget.room(messages, reserve):
+            return None
         stop = timed(st.timings, "feedback")
         gen = llm.generate(messages, max_tokens=self.c.feedback_max_tokens, temperature=0.0)
         stop()
+        budget.record("feedback", messages, gen.usage)
         st.feedback_usage = st.feedback_usage + gen.usage
         fb = parse_feedback(gen.text)
         st.rounds.append(_round_record(rnd, min_k, max_k, cur, gen, fb))
@@ -183,8 +200,9 @@ class SelfFeedback:
         max_k: int | None,
         llm: LLM,
         gen_kw: dict[str, Any],
-    ) -> bool:
-        """Re-cut and answer; False when the cut repeats a context already answered."""
+    ) -> str | None:
+        """Re-cut and answer; the stop reason when it cannot: ``unchanged`` (the cut repeats a
+        context already answered) or ``budget`` (its prompt does not fit)."""
         stop = timed(st.timings, "select")
         sel = self.selector_for(min_k, max_k).select(r.question, r.candidates)
         stop()
@@ -194,22 +212,30 @@ class SelfFeedback:
         )
         key = _chunk_ids(again.context)
         if key in st.seen:
-            return False
+            return "unchanged"
+        messages = build_answer_messages(
+            r.question, [s.chunk.text for s in again.context.chunks], gen_kw["options"]
+        )
+        if not gen_kw["prompt_budget"].room(messages):
+            return "budget"
         st.seen.add(key)
         st.current = generate_answer(name, again, llm, **gen_kw)
         st.timings["generate"] = st.timings.get("generate", 0.0) + st.current.timings["generate"]
         st.answer_usage = st.answer_usage + st.current.usage
-        return True
+        return None
 
     def _finish(
         self, name: str, r: Retrieval, st: _Run, reason: str, gen_kw: dict[str, Any]
     ) -> Answer:
         c = self.c
-        if reason == "unparsed":
+        if not st.judged or st.current is not st.judged[-1]:
+            best, chosen = len(st.judged), st.current  # unjudged: the budget stopped the judge
+        elif reason == "unparsed":
             best = len(st.judged) - 1
+            chosen = st.judged[best]
         else:
             best = max(range(len(st.judged)), key=lambda i: (st.scores[i] or 0, -i))
-        chosen = st.judged[best]
+            chosen = st.judged[best]
         usage = st.answer_usage + st.feedback_usage
         cost = llm_cost(
             usage.prompt_tokens,
@@ -223,7 +249,8 @@ class SelfFeedback:
                 **chosen.trace.get("llm", {}),
                 "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
-                "calls": len(st.judged) + len(st.rounds),
+                "calls": len(gen_kw["prompt_budget"].calls),
+                **gen_kw["prompt_budget"].trace(),
             },
             "feedback": {
                 "fs": c.fs,

@@ -23,8 +23,12 @@ step, each switchable so that the ablation (``benchmarks/bench_full.py``) can re
 5. **Order**. ``source`` (default) groups the chosen sentences per document, best document
    first, in source order (sentences read as text). ``mcts`` runs CARROT's MCTS over the top
    ``mcts_n`` chosen sentences under the budget and hands the LLM its best ordered path.
-6. **Feedback** (SAGE). With an LLM, the answer is judged and the cut re-run with more or
-   fewer sentences, with the same stage as ``sage`` (:mod:`ragsieve.methods.feedback`).
+6. **Feedback** (SAGE), off by default (``feedback=true`` turns it on). With an LLM, the
+   answer is judged and the selection re-run with more or fewer sentences, with the same stage
+   as ``sage`` (:mod:`ragsieve.methods.feedback`); with the tagger the re-run moves the
+   tagger's keep rule (:class:`~ragsieve.methods.tagger.TaggerCut`). Off because each round
+   re-sends the whole context to the judge: measured with Qwen2.5 0.5B it multiplied the
+   prompt tokens without raising F1 (BENCHMARKS.md, "Answers with every LLM call counted").
 
 Defaults (``min_k``, ``chunks``, ``expand``, ``order``) were chosen by the ablation in
 BENCHMARKS.md, not by any paper: ``min_k`` counts sentences here, not SAGE's chunks.
@@ -50,7 +54,7 @@ from ragsieve.methods.base import (
 )
 from ragsieve.methods.feedback import SelfFeedback
 from ragsieve.methods.sage import SageConfig, sage_cut
-from ragsieve.methods.tagger import get_tagger, tag_and_select
+from ragsieve.methods.tagger import TaggerCut, get_tagger, tag_and_select
 from ragsieve.rerank import get_reranker
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever
@@ -85,6 +89,8 @@ class FullConfig(SageConfig):
 
     N: int = 30
     min_k: int = 1
+    #: SAGE's self-feedback; off here (see the module docstring), on in ``sage``.
+    feedback: bool = False
     retriever: str = "hybrid"
     reranker: str = DEFAULT_RERANKER
     #: False: plain sentence vectors (alpha = 1), the "without Pareto" ablation.
@@ -220,7 +226,12 @@ class FullMethod(Method):
         )
 
     def selector_for(self, min_k: int, max_k: int | None = None) -> Selector:
-        """SAGE's cut for ``min_k`` over sentences (or passages), grouped per document."""
+        """SAGE's cut for ``min_k`` over sentences (or passages), grouped per document; with
+        the tagger, its keep rule for ``min_k`` / ``max_k`` (what feedback moves)."""
+        c = self.config
+        if self.tagger is not None:
+            th = self.tagger.threshold if c.threshold is None else float(c.threshold)
+            return TaggerCut(th, min_k, max_k, c.budget, c.unit)
         passage = self.config.unit == "passage"
         widen = self._passages if passage else None
         collapse = self._best_per_passage if passage and self.config.passage_cut else None

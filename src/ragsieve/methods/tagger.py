@@ -155,6 +155,56 @@ def tagged_selection(
     return Selection(make_context(context), trace), sorted(cands, key=lambda s: -s.score)
 
 
+class TaggerCut:
+    """The tagger's keep rule as a :class:`~ragsieve.select.base.Selector` over the candidates
+    it scored (score = keep probability), so SAGE's feedback can move it: every sentence at or
+    above ``threshold``, then the most probable others until the context holds ``min_k``
+    sentences, never more than ``max_k`` sentences, within ``budget``, handed on in the
+    pruner's passage order. "More context" thus adds the next most probable sentence and
+    "less" drops the least probable, where SAGE's gradient cut over keep probabilities would
+    answer a different question. ``unit=passage`` takes passages whole, by their best
+    sentence, and still counts sentences (what the feedback loop counts)."""
+
+    name = "tagger"
+
+    def __init__(
+        self, threshold: float, min_k: int, max_k: int | None, budget: int | None, unit: str
+    ) -> None:
+        self.threshold, self.min_k, self.max_k = threshold, min_k, max_k
+        self.budget, self.unit = budget, unit
+
+    def select(self, query: str, ranked: list[Scored]) -> Selection:
+        groups: dict[float, list[Scored]] = {}
+        for s in ranked:
+            key = s.scores.get("passage", 0.0) if self.unit == "passage" else float(len(groups))
+            groups.setdefault(key, []).append(s)
+        units = sorted(groups.values(), key=lambda g: -max(x.score for x in g))
+        n_kept = sum(1 for g in units if max(x.score for x in g) >= self.threshold)
+        chosen: list[Scored] = []
+        used = 0
+        for i, g in enumerate(units):
+            if i >= n_kept and len(chosen) >= self.min_k:
+                break
+            cost = sum(x.chunk.n_tokens for x in g)
+            if self.max_k is not None and len(chosen) + len(g) > self.max_k:
+                continue
+            if self.budget is not None and used + cost > self.budget:
+                continue
+            chosen += g
+            used += cost
+        order = sorted(chosen, key=lambda s: (s.scores.get("passage", 0.0), s.chunk.index))
+        capped = self.max_k is not None and len(chosen) >= self.max_k
+        trace = {
+            "selector": "tagger",
+            "unit": self.unit,
+            "threshold": self.threshold,
+            "min_k": self.min_k,
+            "max_k": self.max_k,
+            "reason": "max_k" if capped else "threshold",
+        }
+        return Selection(make_context(order), trace)
+
+
 def tag_and_select(
     tagger: OnnxTagger,
     question: str,

@@ -65,6 +65,8 @@ HTTP_REFUSED_OPTIONS = frozenset({"agent_dir", "llm"})
 MAX_K = 100
 #: Largest context budget in tokens.
 MAX_BUDGET = 100_000
+#: Largest whole-question prompt budget (every LLM call of one question) in tokens.
+MAX_TOTAL_BUDGET = 1_000_000
 #: Longest answer in tokens.
 MAX_ANSWER_TOKENS = 2048
 #: Request bodies above this are refused with 413 before they are parsed.
@@ -129,6 +131,12 @@ class AskRequest(BaseModel):
     )
     reranker: str | None = Field(None, max_length=200, description="Rerank before selection.")
     max_tokens: int = Field(256, ge=1, le=MAX_ANSWER_TOKENS, description="Answer length cap.")
+    total_budget: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_TOTAL_BUDGET,
+        description="Prompt tokens of every LLM call for the question, summed.",
+    )
 
 
 class SearchHit(BaseModel):
@@ -571,5 +579,7 @@ def _add_rag_routes(app: FastAPI, state: ServerState, protected: list[Any]) -> N
         idx = state.index()
         run = {"k": req.k, "budget": req.budget, "retriever": req.retriever}
         method = state.method(req.method, idx, reranker=req.reranker, **run)
-        answer = method.ask(req.question, state.llm, max_tokens=req.max_tokens)
+        answer = method.ask(
+            req.question, state.llm, max_tokens=req.max_tokens, total_budget=req.total_budget
+        )
         return JSONResponse(answer.to_json())

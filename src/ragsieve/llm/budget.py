@@ -1,0 +1,72 @@
+"""A whole-question prompt budget: the prompt tokens of *every* LLM call for one question.
+
+``--budget`` bounds one context. A method that calls the LLM more than once (SAGE's
+self-feedback judges each answer with the whole context again, then answers again) can send
+several times that; :class:`PromptBudget` bounds the sum. A call is made only when its
+estimated prompt fits what is left, and the trace lists every call's tokens.
+
+Why an estimate: no backend here can count a prompt before it is sent (llama.cpp's in-process
+binding has no tokenize call; an OpenAI endpoint never has). The estimate is the cl100k count
+of the messages plus OpenAI's per-message overhead (4 tokens per message, 3 for the reply
+primer), scaled by the ratio of the LLM's own counts to those estimates on the calls already
+made for this question. So after the first call the estimate is in the serving model's
+tokens; the first call of a question is estimated at ratio 1 (Qwen2.5's tokenizer is within a
+few per cent of cl100k on English; SmolLM2's counts about 10% more).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragsieve.text import count_tokens
+from ragsieve.types import Usage
+
+#: OpenAI's documented chat overhead: tokens per message and for the reply primer.
+PER_MESSAGE = 4
+PER_REPLY = 3
+
+
+def estimate_prompt_tokens(messages: list[dict[str, str]]) -> int:
+    """cl100k tokens of a chat prompt, with the per-message overhead."""
+    return sum(count_tokens(m.get("content", "")) + PER_MESSAGE for m in messages) + PER_REPLY
+
+
+@dataclass
+class PromptBudget:
+    """Prompt tokens left for one question's LLM calls (``total`` None: unbounded)."""
+
+    total: int | None = None
+    spent: int = 0
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    _raw: int = 0
+
+    def estimate(self, messages: list[dict[str, str]]) -> int:
+        """The prompt's tokens as this LLM is expected to count them."""
+        raw = estimate_prompt_tokens(messages)
+        ratio = self.spent / self._raw if self._raw else 1.0
+        return math.ceil(raw * ratio)
+
+    def room(self, messages: list[dict[str, str]], reserve: int = 0) -> bool:
+        """Whether the call fits what is left, keeping ``reserve`` tokens for a later call."""
+        if self.total is None:
+            return True
+        return self.spent + self.estimate(messages) + reserve <= self.total
+
+    def record(self, kind: str, messages: list[dict[str, str]], usage: Usage) -> None:
+        """Count one call (``kind``: answer, feedback) at the LLM's own token counts."""
+        self.calls.append(
+            {
+                "call": kind,
+                "prompt": usage.prompt_tokens,
+                "completion": usage.completion_tokens,
+                "estimate": self.estimate(messages),
+            }
+        )
+        self._raw += estimate_prompt_tokens(messages)
+        self.spent += usage.prompt_tokens
+
+    def trace(self) -> dict[str, Any]:
+        """What goes under ``trace["llm"]``: the bound, the total and each call."""
+        return {"total_budget": self.total, "prompt_spent": self.spent, "call_tokens": self.calls}
