@@ -10,7 +10,8 @@ gold) and QuALITY and then this script merges their ``results.json`` into one ta
 dataset with per-stage latency, and one quality-vs-tokens plot per dataset
 (``benchmarks/results/all_methods_<dataset>.png``). ``--llm`` adds the answer metrics with the
 local SmolLM2 (slow: the quick pass's SQuAD step, 10 questions x 7 methods with contexts up to
-2,000 tokens, took 18 minutes on 2 cores).
+2,000 tokens, took 18 minutes on 2 cores); in the full pass it also adds the ``qwen-*`` steps,
+``bench_llm.py`` with Qwen2.5 0.5B on 100 AMOR and 100 SQuAD questions (about 2 hours).
 
 Run time on the 2-core machine: ``--quick`` measured at 32 minutes without ``--llm`` (all steps
 exit 0; HotpotQA evaluation indexes cached); the full pass is estimated at about 4 hours without
@@ -104,12 +105,12 @@ def steps(quick: bool, llm: bool) -> list[tuple[str, list[str]]]:
         feedback = ["--dataset", "hotpotqa-sent", "--limit", "30"]
         feedback += ["--methods", "full[feedback=true]"]
         out += [
-            (f"llm-{d}", [*llm_bench, "run", "--dataset", d, "--methods", "naive,full,carrot"])
+            (f"qwen-{d}", [*llm_bench, "run", "--dataset", d, "--methods", "naive,full,carrot"])
             for d in ("hotpotqa-sent", "squad")
         ]
         out += [
-            ("llm-feedback", [*llm_bench, "run", *feedback]),
-            ("llm-report", [*llm_bench, "report"]),
+            ("qwen-feedback", [*llm_bench, "run", *feedback]),
+            ("qwen-report", [*llm_bench, "report"]),
         ]
     return out
 

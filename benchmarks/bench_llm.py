@@ -190,8 +190,9 @@ def report() -> None:
     for dataset in DATASETS:
         groups: dict[str, dict[str, dict[str, Any]]] = {}
         for p in sorted(RUNS.glob(f"{dataset}-*--*.json")):
-            head, spec = p.name[:-5].split("--", 1)
-            groups.setdefault(head.rsplit("-", 1)[1], {})[spec] = json.loads(p.read_text())
+            res = json.loads(p.read_text())
+            spec = next(iter(res["methods"]))  # the spec as given (the file name is escaped)
+            groups.setdefault(p.name.split("--", 1)[0].rsplit("-", 1)[1], {})[spec] = res
         full = groups.pop("all", {})
         if full:
             part, out[dataset] = table(dataset, full)
