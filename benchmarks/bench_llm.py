@@ -6,6 +6,8 @@ must cost fewer tokens than naive").
     .venv/bin/python benchmarks/bench_llm.py run --dataset squad --methods naive,carrot,full
     .venv/bin/python benchmarks/bench_llm.py run --dataset hotpotqa-sent --limit 30 \
         --methods "full[feedback=true]"
+    .venv/bin/python benchmarks/bench_llm.py run --dataset hotpotqa-sent --methods full \
+        --total-x-naive 0.5   # full under a whole-question budget of half naive's tokens
     .venv/bin/python benchmarks/bench_llm.py report
 
 Each (dataset, method) run is one ``ragsieve eval`` pass (``run_eval``, the numbers the CLI
@@ -68,27 +70,50 @@ def questions(dataset: str, limit: int | None) -> Any:
     return EvalDataset("squad", tuple(picked[:limit] if limit else picked))
 
 
-def run_path(dataset: str, spec: str, limit: int | None) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9_.=,+-]", "_", spec)
+def run_path(dataset: str, spec: str, limit: int | None, total: int | None = None) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9_.=,+-]", "_", spec) + (f"+total{total}" if total else "")
     return RUNS / f"{dataset}-{limit or 'all'}--{safe}.json"
 
 
-def run(dataset: str, specs: list[str], limit: int | None, llm_spec: str, budget: int) -> None:
+def half_naive(dataset: str, limit: int | None, fraction: float) -> int:
+    """``fraction`` x naive's mean prompt tokens on the same questions (its saved run): the
+    whole-question budget that puts a method at that ratio of naive's tokens."""
+    naive = json.loads(run_path(dataset, "naive", limit).read_text())
+    return round(fraction * naive["methods"]["naive"]["prompt_tokens"])
+
+
+def run(
+    dataset: str,
+    specs: list[str],
+    limit: int | None,
+    llm_spec: str,
+    budget: int,
+    total_x_naive: float | None = None,
+) -> None:
     from ragsieve.evaluate.runner import EvalConfig, markdown_table, parse_methods, run_eval
     from ragsieve.llm import get_llm
 
     ds = questions(dataset, limit)
+    total = half_naive(dataset, limit, total_x_naive) if total_x_naive else None
     llm = None
     RUNS.mkdir(parents=True, exist_ok=True)
     for spec in specs:
-        path = run_path(dataset, spec, limit)
+        path = run_path(dataset, spec, limit, total)
         if path.exists():
             print(f"{path.name}: done before", file=sys.stderr)
             continue
         llm = llm or get_llm(llm_spec)
-        cfg = EvalConfig(methods=parse_methods(spec), budget=budget, llm=llm_spec, max_tokens=64)
+        cfg = EvalConfig(
+            methods=parse_methods(spec),
+            budget=budget,
+            total_budget=total,
+            llm=llm_spec,
+            max_tokens=64,
+        )
         t0 = time.perf_counter()
         res = run_eval(ds, cfg, llm=llm)
+        if total:  # the row's name says the whole-question budget it ran under
+            res["methods"] = {f"{spec}, --total-budget {total}": res["methods"][spec]}
         res["wall_seconds"] = time.perf_counter() - t0
         res["command"] = " ".join(sys.argv)
         print(markdown_table(res), file=sys.stderr, flush=True)
@@ -117,9 +142,12 @@ def summarise(res: dict[str, Any], naive: dict[str, Any] | None) -> dict[str, An
 
     rows = sorted(res["per_question"], key=lambda r: r["id"])
     f1 = np.array([r["f1"] for r in rows])
-    mean = lambda key, default=None: float(  # noqa: E731
-        np.mean([r.get(key, default) for r in rows])
-    )
+
+    def mean(key: str, default: float | None = None) -> float:
+        """Over the questions where ``key`` is defined (answer recall is not for yes/no)."""
+        values = [r.get(key, default) for r in rows]
+        return float(np.mean([v for v in values if v is not None]))
+
     out: dict[str, Any] = {
         "n": len(rows),
         "context_tokens": mean("context_tokens"),
@@ -217,13 +245,19 @@ def main() -> None:
     r.add_argument("--limit", type=int, default=None)
     r.add_argument("--llm", default="qwen-0.5b")
     r.add_argument("--budget", type=int, default=450)
+    r.add_argument(
+        "--total-x-naive",
+        type=float,
+        default=None,
+        help="run under a whole-question budget of this fraction of naive's prompt tokens",
+    )
     sub.add_parser("report")
     a = ap.parse_args()
     if a.cmd == "run":
         from ragsieve.methods import parse_methods
 
         specs = [s.label for s in parse_methods(a.methods)]
-        run(a.dataset, specs, a.limit, a.llm, a.budget)
+        run(a.dataset, specs, a.limit, a.llm, a.budget, a.total_x_naive)
     else:
         report()
 
