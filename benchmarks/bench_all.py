@@ -109,6 +109,20 @@ def steps(quick: bool, llm: bool) -> list[tuple[str, list[str]]]:
             for d in ("hotpotqa-sent", "squad")
         ]
         out += [
+            (
+                f"qwen-{d}-lean",
+                [*llm_bench, "run", "--dataset", d, "--methods", "full[scorer=ensemble]"],
+            )
+            for d in ("hotpotqa-sent", "squad")
+        ]
+        out += [
+            (
+                f"qwen-{d}-total",
+                [*llm_bench, "run", "--dataset", d, "--methods", "full", "--total-x-naive", "0.5"],
+            )
+            for d in ("hotpotqa-sent", "squad")
+        ]
+        out += [
             ("qwen-feedback", [*llm_bench, "run", *feedback]),
             ("qwen-report", [*llm_bench, "report"]),
         ]
