@@ -11,7 +11,8 @@ dataset with per-stage latency, and one quality-vs-tokens plot per dataset
 (``benchmarks/results/all_methods_<dataset>.png``). ``--llm`` adds the answer metrics with the
 local SmolLM2 (slow: the quick pass's SQuAD step, 10 questions x 7 methods with contexts up to
 2,000 tokens, took 18 minutes on 2 cores); in the full pass it also adds the ``qwen-*`` steps,
-``bench_llm.py`` with Qwen2.5 0.5B on 100 AMOR and 100 SQuAD questions (about 2 hours).
+``bench_llm.py`` with Qwen2.5 0.5B on 100 AMOR and 100 SQuAD questions (79 minutes measured
+for all its runs, evaluation indexes built fresh, load 2-4).
 
 Run time on the 2-core machine: ``--quick`` measured at 32 minutes without ``--llm`` (all steps
 exit 0; HotpotQA evaluation indexes cached); the full pass is estimated at about 4 hours without
