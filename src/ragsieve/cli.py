@@ -472,7 +472,7 @@ def ask(
     for s in answer.context.chunks:
         typer.echo(f"  [{s.chunk.id}] {s.score:.3f} {s.chunk.title}: {_snippet(s.chunk.text, 100)}")
     u = answer.usage
-    calls = len(answer.trace.get("llm", {}).get("call_tokens", [])) or 1
+    calls = answer.trace.get("llm", {}).get("calls", 1)
     typer.echo(
         f"tokens: prompt {u.prompt_tokens}, completion {u.completion_tokens} "
         f"({calls} LLM call{'s' if calls > 1 else ''}); time {sum(answer.timings.values()):.2f}s"

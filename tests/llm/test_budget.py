@@ -22,6 +22,7 @@ def test_unbounded_budget_always_has_room_and_still_records() -> None:
     b.record("answer", MESSAGES, Usage(50, 4))
     assert b.trace() == {
         "total_budget": None,
+        "calls": 1,
         "prompt_spent": 50,
         "call_tokens": [
             {"call": "answer", "prompt": 50, "completion": 4, "estimate": b.calls[0]["estimate"]}

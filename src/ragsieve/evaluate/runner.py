@@ -212,7 +212,7 @@ def run_eval(
                     row["prediction"] = ans.text
                     row["prompt_tokens"] = ans.usage.prompt_tokens
                     row["completion_tokens"] = ans.usage.completion_tokens
-                    row["llm_calls"] = len(ans.trace.get("llm", {}).get("call_tokens", [])) or 1
+                    row["llm_calls"] = ans.trace.get("llm", {}).get("calls", 1)
                     row["cost"] = llm_cost(
                         ans.usage.prompt_tokens,
                         ans.usage.completion_tokens,

@@ -44,9 +44,11 @@ class PromptBudget:
 
     def estimate(self, messages: list[dict[str, str]]) -> int:
         """The prompt's tokens as this LLM is expected to count them."""
-        raw = estimate_prompt_tokens(messages)
-        ratio = self.spent / self._raw if self._raw else 1.0
-        return math.ceil(raw * ratio)
+        return self._scaled(estimate_prompt_tokens(messages))
+
+    def _scaled(self, raw: int) -> int:
+        """A cl100k estimate in this LLM's tokens (the ratio seen on earlier calls)."""
+        return math.ceil(raw * (self.spent / self._raw if self._raw else 1.0))
 
     def room(self, messages: list[dict[str, str]], reserve: int = 0) -> bool:
         """Whether the call fits what is left, keeping ``reserve`` tokens for a later call."""
@@ -56,17 +58,24 @@ class PromptBudget:
 
     def record(self, kind: str, messages: list[dict[str, str]], usage: Usage) -> None:
         """Count one call (``kind``: answer, feedback) at the LLM's own token counts."""
+        raw = estimate_prompt_tokens(messages)
         self.calls.append(
             {
                 "call": kind,
                 "prompt": usage.prompt_tokens,
                 "completion": usage.completion_tokens,
-                "estimate": self.estimate(messages),
+                "estimate": self._scaled(raw),
             }
         )
-        self._raw += estimate_prompt_tokens(messages)
+        self._raw += raw
         self.spent += usage.prompt_tokens
 
     def trace(self) -> dict[str, Any]:
-        """What goes under ``trace["llm"]``: the bound, the total and each call."""
-        return {"total_budget": self.total, "prompt_spent": self.spent, "call_tokens": self.calls}
+        """What goes under ``trace["llm"]``: the bound, the number of calls, the total and
+        each call."""
+        return {
+            "total_budget": self.total,
+            "calls": len(self.calls),
+            "prompt_spent": self.spent,
+            "call_tokens": self.calls,
+        }

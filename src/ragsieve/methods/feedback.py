@@ -249,7 +249,6 @@ class SelfFeedback:
                 **chosen.trace.get("llm", {}),
                 "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
-                "calls": len(gen_kw["prompt_budget"].calls),
                 **gen_kw["prompt_budget"].trace(),
             },
             "feedback": {
