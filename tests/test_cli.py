@@ -120,8 +120,8 @@ def test_ask_json_with_the_local_llm(sample_index_dir: Path) -> None:
 
 def test_ask_total_budget_with_the_local_llm(sample_index_dir: Path) -> None:
     """``--total-budget`` bounds every call's prompt: the context is trimmed to fit (three
-    sample chunks make a prompt of 600+ tokens); a budget that cannot hold the question is one
-    line, exit 2."""
+    sample chunks make a prompt of 600+ tokens); a budget that cannot hold the question, or one
+    below 1, is one line, exit 2."""
     base = ["ask", "Who decoded the honey bee waggle dance?", "--index", str(sample_index_dir)]
     base += ["--k", "3", "--max-tokens", "16"]
     p = run(*base, "--total-budget", "300", "--json")
@@ -134,6 +134,7 @@ def test_ask_total_budget_with_the_local_llm(sample_index_dir: Path) -> None:
     assert [c["call"] for c in calls] == ["answer"] and out["trace"]["llm"]["total_budget"] == 300
     assert calls[0]["estimate"] <= 300 and calls[0]["prompt"] == out["tokens"]["prompt"]
     assert_one_line_error(run(*base, "--total-budget", "5"), 2, "raise --total-budget")
+    assert_one_line_error(run(*base, "--total-budget", "0"), 2, "--total-budget")
 
 
 def test_ask_with_an_unreachable_llm_endpoint_is_one_line(sample_index_dir: Path) -> None:
