@@ -157,3 +157,28 @@ def test_ask_with_an_unreachable_llm_endpoint_is_one_line(sample_index_dir: Path
         2,
         "unknown LLM spec",
     )
+
+
+def test_search_imports_neither_torch_nor_lancedb(sample_index_dir: Path) -> None:
+    """The query path of a MiniLM index embeds with the int8 ONNX build and reads Lance
+    directly: a cold ``ragsieve search`` loads no torch, sentence-transformers or lancedb
+    (about 6 s and 1.5 s of imports on 2 cores)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import atexit, runpy, sys\n"
+        "heavy = ('torch', 'sentence_transformers', 'lancedb')\n"
+        "atexit.register(lambda: print('LOADED', [m for m in heavy if m in sys.modules]))\n"
+        f"sys.argv = ['ragsieve', 'search', 'hieroglyphs', '--index', {str(sample_index_dir)!r},"
+        " '--k', '2', '--json']\n"
+        "runpy.run_module('ragsieve.cli', run_name='__main__')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    body, loaded = out.stdout.rsplit("LOADED", 1)
+    assert loaded.strip() == "[]"
+    hits = json.loads(body)["results"]
+    assert len(hits) == 2 and "hieroglyph" in (hits[0]["text"] + hits[1]["text"]).lower()

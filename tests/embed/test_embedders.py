@@ -29,3 +29,15 @@ def test_onnx_int8_build_matches_torch_vectors() -> None:
 def test_unknown_embedder_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="unknown embedder"):
         get_embedder("no-such-model")
+
+
+def test_index_vectors_use_the_int8_build_unless_asked_for_the_exact_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ragsieve.embed import index_build, index_embedder
+    from ragsieve.embed.base import EXACT_ENV
+
+    assert index_embedder("minilm").name == "minilm-onnx" == index_build("minilm")
+    assert index_embedder("minilm-onnx").name == "minilm-onnx"
+    monkeypatch.setenv(EXACT_ENV, "1")
+    assert index_embedder("minilm").name == "minilm" == index_build("minilm")

@@ -96,7 +96,7 @@ def test_sigkill_mid_write_leaves_previous_index_usable(
     assert json.loads(done.stdout)["added"] == N_DOCS
     idx = Index.open(writable_index)
     assert idx.stats()["documents"] == before["n_documents"] + N_DOCS
-    ids = idx.chunks_table.to_arrow().column("id").to_pylist()
+    ids = idx.chunks_table.to_table().column("id").to_pylist()
     assert len(ids) == len(set(ids)) == idx.stats()["chunks"]
 
 
@@ -125,7 +125,7 @@ def _check_consistent(index_dir: Path) -> dict[str, str]:
     """The committed index is internally consistent; returns its doc_id -> sha256."""
     idx = Index.open(index_dir)
     hashes = idx.document_hashes()
-    chunks = idx.chunks_table.to_arrow().select(["id", "doc_id"])
+    chunks = idx.chunks_table.to_table().select(["id", "doc_id"])
     ids = chunks.column("id").to_pylist()
     assert len(ids) == len(set(ids)), "duplicated chunks"
     assert set(chunks.column("doc_id").to_pylist()) == set(hashes), "chunks and documents differ"

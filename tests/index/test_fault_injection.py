@@ -48,14 +48,14 @@ def _state(index: Path) -> dict[str, str]:
     """doc_id -> sha256 of the committed index, after checking its tables agree."""
     idx = Index.open(index)
     hashes = idx.document_hashes()
-    docs = idx.documents_table.to_arrow()
+    docs = idx.documents_table.to_table()
     n_of = dict(zip(docs["doc_id"].to_pylist(), docs["n_chunks"].to_pylist(), strict=True))
-    chunks = idx.chunks_table.to_arrow()
+    chunks = idx.chunks_table.to_table()
     ids = chunks["id"].to_pylist()
     assert len(ids) == len(set(ids)), "duplicated chunks"
     assert Counter(chunks["doc_id"].to_pylist()) == {d: n for d, n in n_of.items() if n}
     assert idx.stats()["documents"] == len(hashes) and idx.stats()["chunks"] == len(ids)
-    sents = set(idx.sentences_table.to_arrow()["doc_id"].to_pylist())
+    sents = set(idx.sentences_table.to_table()["doc_id"].to_pylist())
     assert sents == {d for d, n in n_of.items() if n}, "sentences and documents disagree"
     q = idx.embedder.embed(["lighthouse keeper"])
     assert idx.dense_search(q, 2)[0] and idx.bm25_search("lighthouse keeper", 2)

@@ -60,7 +60,7 @@ def _make_docs(folder: Path, n: int) -> None:
 
 
 def _table(idx: Index, name: str, key: str) -> dict[str, list[Any]]:
-    t = getattr(idx, name).to_arrow().sort_by(key)
+    t = getattr(idx, name).to_table().sort_by(key)
     return {c: t[c].to_pylist() for c in t.column_names}
 
 

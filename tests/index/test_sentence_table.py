@@ -81,7 +81,6 @@ def test_pareto_vector_is_exactly_0_8_core_plus_0_2_context(sentence_index_dir: 
 
 
 def test_exact_context_embeds_the_rest_of_the_passage(tmp_path: Path) -> None:
-    from ragsieve.embed import get_embedder
     from ragsieve.types import Document
 
     idx = Index.create(
@@ -91,12 +90,13 @@ def test_exact_context_embeds_the_rest_of_the_passage(tmp_path: Path) -> None:
     text = (
         "Ada wrote the first program. It ran on the Analytical Engine. Babbage designed it."
         "\n\nA one-sentence paragraph has no context."
+        "\n\nTwo sentences make this paragraph. Each is the other's context."
     )
     idx.add([Document(id="ada", text=text, title="Ada")])
     t = idx.sentence_rows(None, vectors=["vector", "context", "pareto"])
     sents = t.column("text").to_pylist()
-    assert len(sents) == 4 and t.column("passage").to_pylist() == [0, 0, 0, 1]
-    emb = get_embedder("minilm")
+    assert len(sents) == 6 and t.column("passage").to_pylist() == [0, 0, 0, 1, 2, 2]
+    emb = idx.embedder  # the build that writes the index's vectors (int8 ONNX MiniLM)
     want = emb.embed([" ".join(s for j, s in enumerate(sents[:3]) if j != i) for i in range(3)])
     ctx, core, par = _vec(t, "context"), _vec(t, "vector"), _vec(t, "pareto")
     np.testing.assert_allclose(ctx[:3], want, atol=1e-5)
@@ -104,6 +104,8 @@ def test_exact_context_embeds_the_rest_of_the_passage(tmp_path: Path) -> None:
     # ParetoRAG: Context = NULL for a one-sentence passage, and the weighted vector is h_core.
     assert not ctx[3].any()
     np.testing.assert_array_equal(par[3], core[3])
+    # Two sentences: the rest of the passage is the other sentence, embedded as itself.
+    np.testing.assert_allclose(ctx[4:], emb.embed([sents[5], sents[4]]), atol=1e-5)
 
 
 def test_remove_deletes_the_sentences_too(sentence_index_dir: Path, tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ def test_empty_query_and_unknown_retriever(sample_index_dir: Path) -> None:
 def test_doc_filter_is_one_pool_per_query(sample_index_dir: Path, name: str) -> None:
     idx = Index.open(sample_index_dir)
     r = get_retriever(name, idx)
-    pool = sorted({c for c in idx.chunks_table.to_arrow().column("doc_id").to_pylist()})
+    pool = sorted({c for c in idx.chunks_table.to_table().column("doc_id").to_pylist()})
     bees = [d for d in pool if "honey-bees" in d]
     (hits,) = r.retrieve(["How long does a summer worker bee live?"], 3, [bees])
     assert hits and all(h.chunk.doc_id in bees for h in hits)

@@ -129,12 +129,16 @@ def test_health(server: Server, sample_index_dir: Path) -> None:
     body = r.json()
     assert body == {
         "status": "ok",
+        "ready": True,
         "documents": 4,
         "chunks": body["chunks"],
         "index": str(sample_index_dir),
         "llm": "local",
+        "loaded": body["loaded"],
     }
     assert body["chunks"] > 0
+    # Loaded before listening: the torch-free query embedder, the LLM, the default method.
+    assert body["loaded"][:3] == ["query embedder minilm-onnx", "llm local", "method naive"]
 
 
 def test_search_matches_the_python_api(server: Server, sample_index_dir: Path) -> None:

@@ -172,6 +172,32 @@ _REGISTRY: dict[str, Callable[[], Embedder]] = {
 }
 
 
+#: The build that writes an index's vectors and embeds its queries, per configured embedder:
+#: the int8 ONNX MiniLM for ``minilm``. It needs neither torch nor sentence-transformers (a cold
+#: ``ragsieve search`` skips about 6 s of imports and loading, indexing runs several times
+#: faster), and its vectors agree with the fp32 build's (cosine > 0.99; the same top-10 in
+#: either build's index: BENCHMARKS.md, "Fast where users wait"). So an index built before
+#: with fp32 vectors is queried and extended with int8 ones.
+FAST_BUILDS = {"minilm": "minilm-onnx"}
+#: Set to 1 to write and query index vectors with the configured build itself (fp32 torch for
+#: ``minilm``), for example to reproduce a run made before the int8 default.
+EXACT_ENV = "RAGSIEVE_EXACT_EMBEDDER"
+
+
+def index_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
+    """The embedder that writes and queries the vectors of an index configured with ``spec``
+    (see :data:`FAST_BUILDS`). Other consumers of ``spec`` (rerankers, the segmenter) keep
+    :func:`get_embedder`: their trained heads saw the configured build."""
+    return get_embedder(index_build(spec))
+
+
+def index_build(spec: str = DEFAULT_EMBEDDER) -> str:
+    """The name of the build :func:`index_embedder` loads for ``spec`` (without loading it)."""
+    if os.environ.get(EXACT_ENV, "") not in ("", "0"):
+        return spec
+    return FAST_BUILDS.get(spec.strip(), spec)
+
+
 def known_embedders() -> list[str]:
     return sorted(_REGISTRY)
 

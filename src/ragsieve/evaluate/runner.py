@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragsieve.embed import index_build
 from ragsieve.errors import ConfigError
 from ragsieve.evaluate.schema import EvalDataset, EvalQuestion
 from ragsieve.index import Index, IndexConfig
+from ragsieve.link.attention import AttnLinkerConfig
 from ragsieve.llm.cost import (
     DEFAULT_PRICE_IN_PER_M,
     DEFAULT_PRICE_OUT_PER_M,
@@ -129,6 +131,11 @@ def eval_index(
         embedder=cfg.embedder, chunker=cfg.chunker, chunk_tokens=cfg.chunk_tokens, **extra
     )
     h.update(json.dumps(icfg.to_dict(), sort_keys=True).encode())
+    # The build that writes the vectors (int8 ONNX MiniLM since issue 19, or fp32 with
+    # RAGSIEVE_EXACT_EMBEDDER=1) and the linker's backend make a different index too.
+    h.update(f"vectors={index_build(icfg.embedder)}".encode())
+    if icfg.sentences:
+        h.update(f"links={AttnLinkerConfig().backend}".encode())
     if icfg.chunker == "sage":  # a retrained segmentation model makes a new index
         from ragsieve.segment.model import shipped_segmenter_dir
 

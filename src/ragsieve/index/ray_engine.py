@@ -40,7 +40,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragsieve.embed import get_embedder
+from ragsieve.embed import index_embedder
 from ragsieve.errors import ConfigError, IndexStoreError, InputError, RagsieveError
 from ragsieve.index.store import (
     CHUNKS,
@@ -144,13 +144,13 @@ def _documents(batch: pa.Table) -> list[Document]:
 class ChunkAndEmbed:
     """Split, segment and embed stage: the models load once per Ray worker, in ``__init__``.
 
-    The same registries as the local engine (:func:`get_segmenter`, :func:`get_embedder`) and
+    The same registries as the local engine (:func:`get_segmenter`, :func:`index_embedder`) and
     the same row builder (:func:`_chunks_to_arrow`) keep the two engines' output identical.
     """
 
     def __init__(self, chunker: str, chunk_tokens: int, embedder: str, dim: int) -> None:
         self.segmenter = get_segmenter(chunker, chunk_tokens=chunk_tokens)
-        self.embedder = get_embedder(embedder)
+        self.embedder = index_embedder(embedder)
         self.dim = dim
         if self.embedder.dim != dim:
             raise ConfigError(

@@ -151,7 +151,8 @@ def context_vectors(
 
     ``mean``: the mean of the other sentences' core vectors of the passage, re-normalised to
     unit length like an embedding. ``exact``: the embedding of the other sentences' text joined
-    by spaces (MiniLM truncates at 256 word pieces).
+    by spaces (MiniLM truncates at 256 word pieces); in a two-sentence passage that text is the
+    other sentence, whose core vector is reused.
     """
     n, dim = core.shape
     out = np.zeros((n, dim), dtype=np.float32)
@@ -167,6 +168,10 @@ def context_vectors(
                 v = total - core[i]
                 norm = float(np.linalg.norm(v))
                 out[i] = v / norm if norm > 0 else 0.0
+        elif len(members) == 2:
+            # The rest of a two-sentence passage is the other sentence: its core vector is
+            # already that exact embedding (a saving, not an approximation).
+            out[members[0]], out[members[1]] = core[members[1]], core[members[0]]
         else:
             for i in members:
                 jobs.append((int(i), " ".join(texts[j] for j in members if j != i)))

@@ -42,7 +42,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragsieve.embed import Embedder, get_embedder
+from ragsieve.embed import Embedder, index_embedder
 from ragsieve.errors import ConfigError, IndexStoreError, InputError
 from ragsieve.index.location import Location
 from ragsieve.index.sentences import (
@@ -90,9 +90,51 @@ WRITE_BATCH_CHUNKS = int(os.environ.get("RAGSIEVE_WRITE_BATCH_CHUNKS", "2048"))
 #: Old Lance versions younger than this survive clean-up, so a reader that opened the previous
 #: manifest a moment ago can finish its query.
 KEEP_OLD_VERSIONS = timedelta(minutes=10)
-#: Vector search is exact brute force (Lance flat scan): 32 ms for the scan over 61k chunks on
-#: 2 cores (BENCHMARKS.md). An ANN index is left for corpora of several hundred thousand chunks,
-#: once its recall has been measured on real embeddings (random vectors cannot measure it).
+#: Environment override of :attr:`AnnSettings.min_chunks` (``off``: never build an ANN index).
+ANN_ENV = "RAGSIEVE_ANN_MIN_CHUNKS"
+
+
+@dataclass(frozen=True)
+class AnnSettings:
+    """When the chunk vectors get an approximate (ANN) index, and how it is built and searched.
+
+    Below ``min_chunks`` search is exact (a Lance flat scan). Above it, a whole-index search
+    (``ragsieve search``, the retrievers without a document pool) uses an IVF_HNSW_SQ index:
+    a few large IVF partitions, an HNSW graph over 8-bit scalar-quantised vectors inside each.
+    Searches restricted to a document pool stay exact. Chosen on real MiniLM vectors at
+    10k-200k chunks (docs/scale-out.md, "Search at scale"): recall@10 0.97 at 200k, where
+    IVF_PQ needed many more probes and a refine step to pass 0.95.
+    """
+
+    min_chunks: int = 50_000
+    #: Recorded in the manifest; this is what is built (``lancedb.index.HnswSq``).
+    index_type: str = "IVF_HNSW_SQ"
+    m: int = 20
+    ef_construction: int = 300
+    nprobes: int = 16
+    ef: int = 50
+
+    def partitions(self, n_rows: int) -> int:
+        """IVF partitions: few and large, each an HNSW graph (about sqrt(rows) / 16: 14 at
+        50k, 28 at 200k, 63 at 1M)."""
+        return max(1, round(n_rows**0.5 / 16))
+
+
+def ann_settings() -> AnnSettings:
+    """The defaults, with ``RAGSIEVE_ANN_MIN_CHUNKS`` (a number, or ``off``) applied."""
+    raw = os.environ.get(ANN_ENV, "").strip().lower()
+    if not raw:
+        return AnnSettings()
+    if raw == "off":
+        return AnnSettings(min_chunks=2**62)
+    try:
+        n = int(raw)
+    except ValueError:
+        raise ConfigError(f"{ANN_ENV} must be a number of chunks or 'off', got {raw!r}") from None
+    if n < 256:
+        raise ConfigError(f"{ANN_ENV} must be at least 256 (to train the quantiser), got {n}")
+    return AnnSettings(min_chunks=n)
+
 
 #: Chunk size per chunker when none is given: Naive RAG's 200 (SAGE VII-A), a paragraph cap
 #: of 512, and SAGE's coarse length l = 400 (VII-A hyper-parameters); ``sentences`` (two per
@@ -214,6 +256,12 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _nearest(column: str, q: np.ndarray, k: int, metric: str) -> dict[str, Any]:
+    """Lance's ``nearest`` argument for an exact flat scan (callers may switch the index on)."""
+    q = np.asarray(q, dtype=np.float32)
+    return {"column": column, "q": q, "k": k, "metric": metric, "use_index": False}
+
+
 def _sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
@@ -302,15 +350,14 @@ class Index:
         manifest: dict[str, Any],
         storage_options: Mapping[str, str] | None = None,
     ) -> None:
-        import lancedb
-
         loc = path if isinstance(path, Location) else Location(path, storage_options)
         self.location = loc
         #: A Path for a local index (as before), the URL string for an object store.
         self.path: Path | str = loc.path if loc.path is not None else loc.uri
         self.manifest = manifest
         self.config = IndexConfig(**manifest["config"])
-        self._db = lancedb.connect(loc.uri, storage_options=loc.storage_options or None)
+        self._db_handle: Any = None
+        #: The committed version of each table, as a Lance dataset (the read path).
         self._tables: dict[str, Any] = {}
         #: Seconds a write waits for another writer's lock, and who hears that it waits.
         self.lock_wait: float = DEFAULT_LOCK_WAIT
@@ -377,7 +424,7 @@ class Index:
                     p.remove_tree(c)
                 else:
                     p.remove_file(c)
-            embedder = get_embedder(cfg.embedder)
+            embedder = index_embedder(cfg.embedder)
             now = time.time()
             manifest = {
                 "format": FORMAT,
@@ -445,16 +492,36 @@ class Index:
         return idx
 
     # ------------------------------------------------------------------ reading
+    @property
+    def _db(self) -> Any:
+        """The LanceDB connection, for writes only: importing lancedb costs 1.4-2 s, which a
+        read (``search``, ``ask``) does not pay; reads open the Lance datasets directly."""
+        if self._db_handle is None:
+            import lancedb
+
+            loc = self.location
+            self._db_handle = lancedb.connect(loc.uri, storage_options=loc.storage_options or None)
+        return self._db_handle
+
     def _pin(self) -> None:
-        """Open each table at its committed version."""
-        names = set(self._db.list_tables().tables)
+        """Open each table at its committed version (a read-only Lance dataset)."""
+        import lance
+
+        tables: dict[str, Any] = {}
         for name, version in self.manifest["tables"].items():
-            if name not in names:
-                raise IndexStoreError(f"index {self.path} is corrupt: table {name!r} is missing")
-            t = self._db.open_table(name)
-            if t.version != version:
-                t.checkout(version)
-            self._tables[name] = t
+            try:
+                tables[name] = lance.dataset(
+                    self.location.child_uri(f"{name}.lance"),
+                    version=int(version),
+                    storage_options=self.location.storage_options or None,
+                )
+            except Exception as e:  # Lance raises several types for a missing or bad table
+                if not self.location.has_files_under(f"{name}.lance"):
+                    why = "is missing"
+                else:
+                    why = f"cannot be read at version {version} ({str(e).splitlines()[0]})"
+                raise IndexStoreError(f"index {self.path} is corrupt: table {name!r} {why}") from e
+        self._tables = tables
 
     def reload(self) -> bool:
         """Re-read the manifest if another process committed; True if it changed."""
@@ -498,31 +565,28 @@ class Index:
         cols = [*SENTENCE_COLUMNS, *vectors]
         t = self.sentences_table
         if doc_ids is None:
-            return t.to_lance().to_table(columns=cols)
+            return t.to_table(columns=cols)
         if not doc_ids:
             return sentence_schema(int(self.manifest["dim"])).empty_table().select(cols)
         parts = []
         for i in range(0, len(doc_ids), 500):
             batch = list(doc_ids[i : i + 500])
-            parts.append(t.to_lance().to_table(columns=cols, filter=_in_clause("doc_id", batch)))
+            parts.append(t.to_table(columns=cols, filter=_in_clause("doc_id", batch)))
         return pa.concat_tables(parts)
 
     def sentence_search(self, qvec: np.ndarray, k: int, column: str = "pareto") -> pa.Table:
         """Top-``k`` sentences of the whole index by dot product with ``qvec`` on ``column``
         (exact flat scan, like :meth:`dense_search`), with a ``_distance`` column."""
-        q = (
-            self.sentences_table.search(
-                np.asarray(qvec, dtype=np.float32), vector_column_name=column
-            )
-            .metric("dot")
-            .select([*SENTENCE_COLUMNS, "vector", "context"])
-            .limit(k)
+        return self.sentences_table.to_table(
+            columns=[*SENTENCE_COLUMNS, "vector", "context"],
+            nearest=_nearest(column, qvec, k, "dot"),
         )
-        return q.to_arrow()
 
     @property
     def embedder(self) -> Any:
-        return get_embedder(self.config.embedder)
+        """The embedder that writes this index's vectors and embeds queries against them: the
+        int8 ONNX build for a MiniLM index (:func:`ragsieve.embed.index_embedder`)."""
+        return index_embedder(self.config.embedder)
 
     def __len__(self) -> int:
         return int(self.manifest["n_chunks"])
@@ -546,22 +610,18 @@ class Index:
         return self.document_hashes_from(self.documents_table)
 
     def get_document(self, doc_id: str) -> Document | None:
-        rows = (
-            self.documents_table.search().where(f"doc_id = {_sql_str(doc_id)}").limit(1).to_list()
-        )
+        rows = self.documents_table.to_table(
+            filter=f"doc_id = {_sql_str(doc_id)}", limit=1
+        ).to_pylist()
         if not rows:
             return None
         r = rows[0]
         return Document(id=r["doc_id"], text=r["text"], title=r["title"], source=r["source"])
 
     def chunks_of(self, doc_id: str) -> list[Chunk]:
-        rows = (
-            self.chunks_table.search()
-            .where(f"doc_id = {_sql_str(doc_id)}")
-            .select(CHUNK_COLUMNS)
-            .limit(1_000_000)
-            .to_list()
-        )
+        rows = self.chunks_table.to_table(
+            columns=CHUNK_COLUMNS, filter=f"doc_id = {_sql_str(doc_id)}"
+        ).to_pylist()
         return sorted((row_to_chunk(r) for r in rows), key=lambda c: c.index)
 
     def dense_search(
@@ -575,15 +635,24 @@ class Index:
         out: list[list[tuple[Chunk, float]]] = []
         if len(self) == 0:
             return [[] for _ in range(len(qvecs))]
+        ann = self.manifest.get("ann")
         for i, q in enumerate(np.asarray(qvecs, dtype=np.float32)):
-            query = self.chunks_table.search(q, vector_column_name="vector").metric("cosine")
             allowed = doc_ids[i] if doc_ids is not None else None
+            where = None
             if allowed is not None:
                 if not allowed:
                     out.append([])
                     continue
-                query = query.where(_in_clause("doc_id", list(allowed)), prefilter=True)
-            rows = query.select([*CHUNK_COLUMNS, "_distance"]).limit(k).to_list()
+                where = _in_clause("doc_id", list(allowed))
+            nearest = _nearest("vector", q, k, "cosine")
+            if ann and where is None:  # a pool is searched exactly: its few rows may all miss
+                nearest.update(use_index=True, nprobes=ann["nprobes"], ef=ann["ef"])
+            rows = self.chunks_table.to_table(
+                columns=CHUNK_COLUMNS,
+                nearest=nearest,
+                filter=where,
+                prefilter=where is not None,
+            ).to_pylist()
             out.append([(row_to_chunk(r), 1.0 - float(r["_distance"])) for r in rows])
         return out
 
@@ -599,24 +668,25 @@ class Index:
             return []
         if doc_ids is not None and not doc_ids:
             return []
-        from lancedb.query import MatchQuery
+        from lance.query import MatchQuery
 
-        q = self.chunks_table.search(MatchQuery(query, "text"), query_type="fts")
-        if doc_ids is not None:
-            q = q.where(_in_clause("doc_id", list(doc_ids)), prefilter=True)
-        rows = q.select([*CHUNK_COLUMNS, "_score"]).limit(k).to_list()
+        where = _in_clause("doc_id", list(doc_ids)) if doc_ids is not None else None
+        rows = self.chunks_table.to_table(
+            columns=CHUNK_COLUMNS,
+            full_text_query=MatchQuery(query, "text"),
+            filter=where,
+            prefilter=where is not None,
+            limit=k,
+        ).to_pylist()
         return [(row_to_chunk(r), float(r["_score"])) for r in rows]
 
     def neighbours(self, chunk: Chunk, radius: int = 1) -> list[Chunk]:
         """Chunks of the same document within ``radius`` positions (source order)."""
         lo, hi = chunk.index - radius, chunk.index + radius
-        rows = (
-            self.chunks_table.search()
-            .where(f"doc_id = {_sql_str(chunk.doc_id)} AND idx >= {lo} AND idx <= {hi}")
-            .select(CHUNK_COLUMNS)
-            .limit(2 * radius + 1)
-            .to_list()
-        )
+        rows = self.chunks_table.to_table(
+            columns=CHUNK_COLUMNS,
+            filter=f"doc_id = {_sql_str(chunk.doc_id)} AND idx >= {lo} AND idx <= {hi}",
+        ).to_pylist()
         return sorted((row_to_chunk(r) for r in rows), key=lambda c: c.index)
 
     # ------------------------------------------------------------------ writing
@@ -720,7 +790,9 @@ class Index:
 
     @staticmethod
     def document_hashes_from(table: Any) -> dict[str, str]:
-        t = table.to_arrow().select(["doc_id", "sha256"])
+        """doc_id -> sha256 of a documents table (a Lance dataset or a LanceDB table)."""
+        ds = table.to_lance() if hasattr(table, "to_lance") else table
+        t = ds.to_table(columns=["doc_id", "sha256"])
         return dict(zip(t["doc_id"].to_pylist(), t["sha256"].to_pylist(), strict=True))
 
     def _write_documents(
@@ -802,6 +874,7 @@ class Index:
         if n_chunks:
             col = chunks.to_arrow().column("n_tokens")
             n_tokens = int(pc.sum(col).as_py() or 0)
+        ann = _vector_index(chunks, n_chunks, self.manifest.get("ann"), progress)
         manifest = dict(self.manifest)
         manifest.update(
             tables={name: t.version for name, t in tables.items()},
@@ -809,6 +882,7 @@ class Index:
             n_chunks=n_chunks,
             n_tokens=n_tokens,
             fts=bool(n_chunks),
+            ann=ann,
             updated=time.time(),
         )
         if SENTENCES in tables:
@@ -822,6 +896,47 @@ class Index:
                 t.to_lance().cleanup_old_versions(older_than=KEEP_OLD_VERSIONS)
         if progress:
             progress("full-text index", 1, 1)
+
+
+def _vector_index(
+    chunks: Any, n_chunks: int, previous: dict[str, Any] | None, progress: Progress | None
+) -> dict[str, Any] | None:
+    """Build or extend the chunks' ANN index when the table is large enough (see
+    :class:`AnnSettings`); returns what the manifest records of it, None for exact search.
+
+    The IVF centroids and the quantiser are trained once and reused as the table grows (new rows
+    are added to the index by ``optimize_indices``, much cheaper than a rebuild); the index is
+    rebuilt when the table has doubled since, or when the settings changed.
+    """
+    s = ann_settings()
+    if n_chunks < s.min_chunks:
+        return None  # below the threshold, or shrunk below it: exact search
+    want = {
+        "index_type": s.index_type,
+        "m": s.m,
+        "ef_construction": s.ef_construction,
+        "nprobes": s.nprobes,
+        "ef": s.ef,
+    }
+    same = previous is not None and all(previous.get(k) == v for k, v in want.items())
+    if progress:
+        progress("vector index", 0, 1)
+    if same and n_chunks <= 2 * int(previous["trained_rows"]):  # type: ignore[index]
+        chunks.to_lance().optimize.optimize_indices()
+        chunks.checkout_latest()
+        trained = int(previous["trained_rows"])  # type: ignore[index]
+        parts = int(previous["num_partitions"])  # type: ignore[index]
+    else:
+        from lancedb.index import HnswSq
+
+        trained, parts = n_chunks, s.partitions(n_chunks)
+        config = HnswSq(
+            distance_type="cosine", num_partitions=parts, m=s.m, ef_construction=s.ef_construction
+        )
+        chunks.create_index("vector", config=config, replace=True)
+    if progress:
+        progress("vector index", 1, 1)
+    return {**want, "num_partitions": parts, "trained_rows": trained}
 
 
 def _chunks_to_arrow(chunks: list[Chunk], vecs: np.ndarray | None, dim: int) -> pa.Table:

@@ -23,13 +23,18 @@ __all__ = [
 
 
 def get_linker(name: str = "minilm-attn", distance: int = 8) -> Linker:
-    """A linker by name: ``minilm-attn`` (default), ``adjacent`` or ``cosine``."""
+    """A linker by name: ``minilm-attn`` (default; int8 ONNX), ``minilm-attn-torch`` (the same
+    on the fp32 torch weights), ``adjacent`` or ``cosine``."""
     from ragsieve.errors import ConfigError
 
     if name in ("minilm-attn", "attention", "attn"):
         return SentenceAttnLinker(AttnLinkerConfig(distance=distance))
+    if name == "minilm-attn-torch":
+        return SentenceAttnLinker(AttnLinkerConfig(distance=distance, backend="torch"))
     if name == "adjacent":
         return AdjacentLinker(distance)
     if name == "cosine":
         return CosineLinker(distance=distance)
-    raise ConfigError(f"unknown linker {name!r}: use minilm-attn, adjacent or cosine")
+    raise ConfigError(
+        f"unknown linker {name!r}: use minilm-attn, minilm-attn-torch, adjacent or cosine"
+    )

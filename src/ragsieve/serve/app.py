@@ -3,15 +3,16 @@
 Design, and why:
 
 * **Models load once, before the server listens.** :func:`create_app` opens the index, warms
-  the embedder and loads the LLM eagerly, so a bad index or LLM spec fails ``ragsieve serve``
-  with its one-line error instead of a half-started server, and the first request does not pay
-  seconds of model loading.
+  the query embedder (int8 ONNX: no torch), loads the LLM and builds the default method
+  eagerly, so a bad index or LLM spec fails ``ragsieve serve`` with its one-line error instead
+  of a half-started server, the first request does not pay seconds of model loading, and
+  ``/health`` answering means ready.
 * **Same JSON as the CLI.** ``/search`` mirrors ``ragsieve search --json`` and ``/ask`` is
   :meth:`ragsieve.types.Answer.to_json` (``ragsieve ask --json``), so clients can switch
   between the two without a second parser.
 * **Concurrency.** Endpoints are plain ``def`` functions, which FastAPI runs in its thread pool,
   so a slow LLM call never blocks the event loop. Shared state is either immutable per request
-  or guarded: the torch embedder and the llama.cpp LLM serialise their own calls with locks,
+  or guarded: torch models and the llama.cpp LLM serialise their own calls with locks,
   onnxruntime sessions and ``httpx.Client`` are thread-safe, an LLM backend not known to be
   thread-safe is wrapped in a lock here (:class:`SerialLLM`), and each request builds its own
   method/retriever objects over one index *snapshot* (see :meth:`ServerState.index`).
@@ -186,10 +187,14 @@ class AskResponse(BaseModel):
 
 class HealthResponse(BaseModel):
     status: str
+    #: True once the models the default method needs are loaded: a load balancer may route.
+    ready: bool
     documents: int
     chunks: int
     index: str
     llm: str
+    #: The models loaded so far (query embedder, LLM, rerankers built on demand).
+    loaded: list[str]
 
 
 class ErrorResponse(BaseModel):
@@ -245,6 +250,7 @@ class ServerState:
         rerankers: Sequence[str] | None = DEFAULT_RERANKERS,
         reload_interval: float = DEFAULT_RELOAD_INTERVAL,
         preload: bool = True,
+        default_method: str | MethodSpec = "naive",
     ) -> None:
         from ragsieve.llm import get_llm
 
@@ -260,14 +266,31 @@ class ServerState:
         self.llm_spec = llm_spec
         llm = get_llm(llm_spec, **(llm_options or {}))
         self.llm_name = str(getattr(llm, "name", llm_spec))
+        self.default_method = default_method
+        #: What has been loaded, in order (``/health``'s ``loaded``).
+        self.loaded: list[str] = []
+        self.ready = False
         if preload:
-            # Load the embedding model now (and run it once): not on the first request, and
-            # never twice because two first requests raced through get_embedder's cache.
-            self._index.embedder.embed(["warm-up"])
+            # Load the query embedder now (and run it once): not on the first request, and
+            # never twice because two first requests raced through get_embedder's cache. It is
+            # the int8 ONNX build for a MiniLM index, so no torch is imported here.
+            qe = self._index.embedder
+            qe.embed(["warm-up"])
+            self.loaded.append(f"query embedder {qe.name}")
             load = getattr(llm, "load", None)
             if callable(load):
                 load()
+            self.loaded.append(f"llm {self.llm_name}")
+            # The default method's own models (a reranker, the tagger) load here too.
+            self.method(None, self._index)
+            self.loaded.append(f"method {self.default_method_label()}")
         self.llm = _thread_safe_llm(llm)
+        self.ready = True
+
+    def default_method_label(self) -> str:
+        from ragsieve.methods.spec import as_spec
+
+        return as_spec(self.default_method).label
 
     def index(self) -> Index:
         """The index snapshot a request should use, after a rate-limited check for a commit.
@@ -315,8 +338,7 @@ class ServerState:
             if key not in self._warm_rerankers:
                 get_reranker(name, index.config.embedder)  # positional: same lru_cache key
                 self._warm_rerankers.add(key)
-
-    default_method: str | MethodSpec = "naive"
+                self.loaded.append(f"reranker {name}")
 
     def method(self, text: str | MethodSpec | None, index: Index, **run: Any) -> Method:
         """The method of spec ``text``, built by the one spec parser; a reranker it names is
@@ -468,6 +490,7 @@ def create_app(
         rerankers=rerankers,
         reload_interval=reload_interval,
         preload=preload,
+        default_method=default_method,
     )
 
     @asynccontextmanager
@@ -484,7 +507,6 @@ def create_app(
         ),
         lifespan=lifespan,
     )
-    state.default_method = default_method
     app.state.ragsieve = state
     app.add_middleware(_GuardMiddleware, max_body_bytes=max_body_bytes)
     _add_error_handlers(app)
@@ -527,14 +549,21 @@ def _add_error_handlers(app: FastAPI) -> None:
 def _add_health(app: FastAPI, state: ServerState) -> None:
     @app.get("/health", response_model=HealthResponse, tags=["meta"])
     def health() -> dict[str, Any]:
-        """Liveness plus what is served; open without a token (for load balancers)."""
+        """Readiness plus what is served; open without a token (for load balancers).
+
+        The server listens only after :class:`ServerState` has loaded the query embedder, the
+        LLM and the default method's models, so ``ready`` is true whenever this answers; with
+        ``preload=False`` (tests) they load on the first request instead.
+        """
         s = state.index().stats()
         return {
             "status": "ok",
+            "ready": state.ready,
             "documents": int(s["documents"]),
             "chunks": int(s["chunks"]),
             "index": str(state.index_dir),
             "llm": state.llm_name,
+            "loaded": list(state.loaded),
         }
 
 
