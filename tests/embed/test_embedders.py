@@ -41,3 +41,11 @@ def test_index_vectors_use_the_int8_build_unless_asked_for_the_exact_one(
     assert index_embedder("minilm-onnx").name == "minilm-onnx"
     monkeypatch.setenv(EXACT_ENV, "1")
     assert index_embedder("minilm").name == "minilm" == index_build("minilm")
+
+
+def test_int8_batches_bounded_by_tokens_give_the_vectors_of_single_texts() -> None:
+    emb = get_embedder("minilm-onnx")
+    texts = [("word " * n).strip() + f" {n}" for n in (3, 400, 40, 120, 7, 250, 60)]
+    together = emb.embed(texts, batch_size=4)
+    alone = np.concatenate([emb.embed([t]) for t in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-5)

@@ -76,7 +76,10 @@ def test_large_index_gets_an_ann_index_that_finds_the_exact_top_hits(
 
 
 def test_ann_threshold_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert ann_settings().min_chunks == 50_000
+    s = ann_settings()
+    assert s.min_chunks == 25_000
+    assert (s.partitions(200_000), s.probes(28)) == (28, 17)  # measured: recall@10 0.969
+    assert (s.partitions(1_000_000), s.probes(63)) == (62, 38)
     monkeypatch.setenv(ANN_ENV, "off")
     assert ann_settings().min_chunks > 10**15
     monkeypatch.setenv(ANN_ENV, "12")

@@ -113,11 +113,14 @@ class MiniLMOnnxEmbedder:
 
     Reproduces sentence-transformers' pipeline: WordPiece tokenizer truncating at 256 tokens,
     mean pooling over the attention mask, L2 normalisation. Texts are sorted by length before
-    batching so that padding stays small.
+    batching so that padding stays small, and a batch holds at most ``max_batch_tokens``
+    padded tokens: 64 texts of 256 tokens made onnxruntime's peak memory about 1.9 GB, 4,096
+    tokens about 0.9 GB, at the same speed (600 HotpotQA paragraphs).
     """
 
     name = "minilm-onnx"
     dim = 384
+    max_batch_tokens = 4096
 
     def __init__(self) -> None:
         import onnxruntime as ort
@@ -140,9 +143,20 @@ class MiniLMOnnxEmbedder:
         if not texts:
             return out
         encs = self._tok.encode_batch(list(texts))
-        order = np.argsort([len(e.ids) for e in encs], kind="stable")
-        for b in range(0, len(order), batch_size):
-            idx = order[b : b + batch_size]
+        lengths = [len(e.ids) for e in encs]
+        order = np.argsort(lengths, kind="stable")
+        b = 0
+        while b < len(order):
+            # Ascending lengths: the batch's last text sets its padded width.
+            n = 1
+            while (
+                n < batch_size
+                and b + n < len(order)
+                and (n + 1) * lengths[order[b + n]] <= self.max_batch_tokens
+            ):
+                n += 1
+            idx = order[b : b + n]
+            b += n
             width = max(len(encs[i].ids) for i in idx)
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
