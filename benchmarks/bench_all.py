@@ -100,6 +100,11 @@ def steps(quick: bool, llm: bool) -> list[tuple[str, list[str]]]:
             ("server", [PY, str(b / "bench_server.py")]),
             ("tagger-targets", [PY, str(b / "bench_tagger.py"), "targets"]),
             ("tagger-ablation", [PY, str(b / "bench_tagger.py"), "ablation"]),
+            ("fast-agree", [PY, str(b / "bench_fast.py"), "agree"]),
+            ("fast-cold", [PY, str(b / "bench_fast.py"), "cold"]),
+            ("fast-index", [PY, str(b / "bench_fast.py"), "index"]),
+            ("fast-memory", [PY, str(b / "bench_fast.py"), "memory"]),
+            ("ann", [PY, str(b / "bench_ann.py")]),
         ]
     if llm and not quick:
         llm_bench = [PY, str(b / "bench_llm.py")]

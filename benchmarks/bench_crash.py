@@ -73,9 +73,9 @@ def state(index: Path) -> dict[str, Any]:
     """The committed state, after checking the tables agree; raises AssertionError if not."""
     idx = Index.open(index)
     hashes = idx.document_hashes()
-    docs = idx.documents_table.to_arrow().select(["doc_id", "n_chunks"])
+    docs = idx.documents_table.to_table().select(["doc_id", "n_chunks"])
     n_of = dict(zip(docs["doc_id"].to_pylist(), docs["n_chunks"].to_pylist(), strict=True))
-    chunks = idx.chunks_table.to_arrow().select(["id", "doc_id"])
+    chunks = idx.chunks_table.to_table().select(["id", "doc_id"])
     ids = chunks["id"].to_pylist()
     assert len(ids) == len(set(ids)), "duplicated chunks"
     assert Counter(chunks["doc_id"].to_pylist()) == {d: n for d, n in n_of.items() if n}, (
@@ -84,7 +84,7 @@ def state(index: Path) -> dict[str, Any]:
     st = idx.stats()
     assert st["documents"] == len(hashes) and st["chunks"] == len(ids), "manifest counts differ"
     if idx.has_sentences:
-        sents = set(idx.sentences_table.to_arrow()["doc_id"].to_pylist())
+        sents = set(idx.sentences_table.to_table()["doc_id"].to_pylist())
         assert sents == {d for d, n in n_of.items() if n}, "sentences and documents disagree"
     return {"hashes": hashes, "documents": st["documents"], "chunks": st["chunks"]}
 

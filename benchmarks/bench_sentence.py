@@ -378,7 +378,7 @@ def cap(results: Path) -> None:
         if missing:
             for r in idx.sentence_rows(None).select(["id", "text"]).to_pylist():
                 texts[r["id"]] = r["text"]
-            for c in idx.chunks_table.to_arrow().select(["id", "text"]).to_pylist():
+            for c in idx.chunks_table.to_table().select(["id", "text"]).to_pylist():
                 texts[c["id"]] = c["text"]
         n = len(_context_sentences([texts[i] for i in ids]))
         g = len(ds[row["id"]].evidence)
