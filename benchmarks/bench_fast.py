@@ -36,23 +36,20 @@ RAGSIEVE = [sys.executable, "-m", "ragsieve.cli"]
 QUESTION = "In which year did Champollion announce the decipherment of hieroglyphs?"
 
 
-class _Timed:
-    """Popen with wait4: the child's own peak RSS (``RUSAGE_CHILDREN`` would keep the maximum
-    over every child so far)."""
-
-    @staticmethod
-    def run(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-        assert proc.stdout is not None
-        out = proc.stdout.read()  # until the child closes it, i.e. exits
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        code = os.waitstatus_to_exitcode(status)
-        text = out.decode(errors="replace")
-        if code != 0:
-            raise SystemExit(f"{' '.join(argv[2:])} exited {code}: {text.strip()[-300:]}")
-        return wall, usage.ru_maxrss / 1024, text
+def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Run ``argv``: wall seconds, the child's own peak RSS in MB (from ``wait4``:
+    ``RUSAGE_CHILDREN`` would keep the maximum over every child so far), and its output."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    assert proc.stdout is not None
+    out = proc.stdout.read()  # until the child closes it, i.e. exits
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    code = os.waitstatus_to_exitcode(status)
+    text = out.decode(errors="replace")
+    if code != 0:
+        raise SystemExit(f"{' '.join(argv[2:])} exited {code}: {text.strip()[-300:]}")
+    return wall, usage.ru_maxrss / 1024, text
 
 
 def ragsieve(args: list[str], src: str | None = None) -> dict[str, Any]:
@@ -60,7 +57,7 @@ def ragsieve(args: list[str], src: str | None = None) -> dict[str, Any]:
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-    wall, rss, out = _Timed.run([*RAGSIEVE, *args], env)
+    wall, rss, out = _timed([*RAGSIEVE, *args], env)
     return {"seconds": round(wall, 3), "rss_mb": round(rss, 1), "out": out}
 
 
@@ -283,31 +280,14 @@ def agree(paragraphs: int, questions: int) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- context
 def hotpot_train_dataset() -> Any:
-    """HotpotQA *train* questions with sentence gold (``train_extra``, the AMOR file's format):
-    a development split for choices such as the Pareto context form, disjoint from every
-    evaluation file."""
-    from ragsieve.evaluate.schema import EvalDataset, EvalDocument, EvalQuestion
+    """HotpotQA *train* questions with sentence gold (``train_extra``, the AMOR file's format,
+    read by the same loader): a development split for choices such as the Pareto context form,
+    disjoint from every evaluation file."""
+    from ragsieve.evaluate.datasets import hotpot_sentence_dataset
 
-    raw = json.loads((DATA / "train_extra" / "hotpotqa_train100_distractor.json").read_text())
-    questions = []
-    for obj in raw:
-        sents = {title: ss for title, ss in obj["context"]}
-        docs = tuple(
-            EvalDocument(id=f"{obj['_id']}:{k}", title=t, text=" ".join(x.strip() for x in ss))
-            for k, (t, ss) in enumerate(obj["context"])
-        )
-        gold = [sents[t][i].strip() for t, i in obj["supporting_facts"] if i < len(sents[t])]
-        questions.append(
-            EvalQuestion(
-                id=obj["_id"],
-                question=obj["question"],
-                answers=(obj["answer"],),
-                evidence=tuple(dict.fromkeys(g for g in gold if g)),
-                documents=docs,
-                evidence_level="sentence",
-            )
-        )
-    return EvalDataset("hotpotqa-train-sent", tuple(questions))
+    path = DATA / "train_extra" / "hotpotqa_train100_distractor.json"
+    records = enumerate(json.loads(path.read_text()), start=1)
+    return hotpot_sentence_dataset(path, "hotpotqa-train-sent", records)
 
 
 def context_forms(methods: str) -> dict[str, Any]:

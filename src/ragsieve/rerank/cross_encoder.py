@@ -15,7 +15,6 @@ sorted by length inside a call so that a batch pads little) and safe to call fro
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Sequence
 from importlib import resources
@@ -24,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ragsieve.embed.onnx import cpu_session
 from ragsieve.errors import ConfigError
 
 MODEL_FILES = {"int8": "model.onnx", "fp32": "model_fp32.onnx"}
@@ -55,23 +55,6 @@ def encode_pairs(tokenizer: Any, pairs: list[tuple[str, str]]) -> dict[str, np.n
         "attention_mask": np.asarray([e.attention_mask for e in encs], dtype=np.int64),
         "token_type_ids": np.asarray([e.type_ids for e in encs], dtype=np.int64),
     }
-
-
-def cpu_session(model: Path, threads: int | None, what: str) -> Any:
-    """An onnxruntime CPU session on ``threads`` intra-op threads (default: every core), quiet,
-    with a one-line :class:`ConfigError` naming ``what`` when the file does not load."""
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads or max(1, os.cpu_count() or 1)
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    try:
-        return ort.InferenceSession(
-            str(model), sess_options=opts, providers=["CPUExecutionProvider"]
-        )
-    except Exception as e:
-        raise ConfigError(f"cannot load {what} {model}: {str(e).splitlines()[0]}") from e
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ragsieve.embed.onnx import cpu_session
 from ragsieve.errors import ConfigError
-from ragsieve.rerank.cross_encoder import cpu_session
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
 
 MODEL_FILES = {"int8": "model.onnx", "fp32": "model_fp32.onnx"}

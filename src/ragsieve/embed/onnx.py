@@ -1,0 +1,29 @@
+"""One way to open an onnxruntime CPU session, shared by every ONNX model of the package (the
+int8 MiniLM embedder and linker, the cross-encoder, the tagger): same threads, quiet logs, and
+a one-line error when the model does not load."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ragsieve.errors import ConfigError
+
+
+def cpu_session(model: Path | bytes, threads: int | None, what: str) -> Any:
+    """An onnxruntime CPU session on ``threads`` intra-op threads (default: every core), quiet,
+    with a one-line :class:`ConfigError` naming ``what`` when the model does not load.
+    ``model`` is a file or a serialised graph (one edited in memory)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads or max(1, os.cpu_count() or 1)
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    source = model if isinstance(model, bytes) else str(model)
+    try:
+        return ort.InferenceSession(source, sess_options=opts, providers=["CPUExecutionProvider"])
+    except Exception as e:
+        where = "" if isinstance(model, bytes) else f" {model}"
+        raise ConfigError(f"cannot load {what}{where}: {str(e).splitlines()[0]}") from e
