@@ -182,3 +182,21 @@ def test_search_imports_neither_torch_nor_lancedb(sample_index_dir: Path) -> Non
     assert loaded.strip() == "[]"
     hits = json.loads(body)["results"]
     assert len(hits) == 2 and "hieroglyph" in (hits[0]["text"] + hits[1]["text"]).lower()
+
+
+def test_a_bad_ann_threshold_is_one_line_and_writes_nothing(
+    writable_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifest = (writable_index / MANIFEST).read_text()
+    doc = tmp_path / "otters.md"
+    doc.write_text("# Otters\n\nSea otters use stones to open shellfish.\n")
+    monkeypatch.setenv("RAGSIEVE_ANN_MIN_CHUNKS", "many")
+    for target in (writable_index, tmp_path / "new"):
+        assert_one_line_error(
+            run("index", str(doc), "--index", str(target)), 2, "RAGSIEVE_ANN_MIN_CHUNKS"
+        )
+    assert (writable_index / MANIFEST).read_text() == manifest
+    assert not (tmp_path / "new").exists()
+    monkeypatch.delenv("RAGSIEVE_ANN_MIN_CHUNKS")
+    out = run("search", "hieroglyphs", "--index", str(writable_index), "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["results"]

@@ -407,6 +407,7 @@ class Index:
         p = Location(path, storage_options)
         cfg = config or IndexConfig()
         get_segmenter(cfg.chunker, chunk_tokens=cfg.chunk_tokens)  # validate early
+        ann_settings()  # a bad RAGSIEVE_ANN_MIN_CHUNKS fails before anything is written
         if p.has_file(MANIFEST) and not force:
             raise IndexStoreError(f"{p} is already an index")
         if p.exists() and not p.is_dir():
@@ -718,6 +719,7 @@ class Index:
         Lance commits on the yielded tables, then :meth:`_commit` as the last step. Nothing a
         reader sees changes until that commit replaces the manifest.
         """
+        ann_settings()  # a bad RAGSIEVE_ANN_MIN_CHUNKS fails here, not after the table writes
         with self._write_lock():
             yield self._writable_tables()
         self._pin()
