@@ -235,8 +235,9 @@ def hotpot_sentence_dataset(
     path: Path, name: str, records: Iterable[tuple[int, dict[str, Any]]]
 ) -> EvalDataset:
     """HotpotQA records in the distractor format (``context`` as ``[title, sentences]``,
-    ``supporting_facts`` as ``[title, sentence index]``) with sentence-level gold: the AMOR
-    evaluation file, or the ``train_extra`` train questions used as a development split.
+    ``supporting_facts`` as ``[title, sentence index or indexes]``) with sentence-level gold:
+    the AMOR evaluation file, or the ``train_extra`` train questions used as a development
+    split.
     ``records`` are ``(line, object)`` pairs; ``path`` names the file in errors."""
     ids = _DocIds()
     questions: list[EvalQuestion] = []
@@ -249,7 +250,9 @@ def hotpot_sentence_dataset(
             docs.append(EvalDocument(id=ids(title, text), title=title, text=text))
         evidence: list[str] = []
         for fact in obj["supporting_facts"]:
-            title, sent_ids = fact[0], fact[1]
+            # The AMOR file lists a title's sentence indexes; HotpotQA's own files give one.
+            title = fact[0]
+            sent_ids = fact[1] if isinstance(fact[1], list) else [fact[1]]
             sentences = sentences_of.get(title)
             if sentences is None:
                 raise InputError(f"{path}:{line}: supporting fact for unknown title {title!r}")
