@@ -154,3 +154,20 @@ def test_limit_is_the_first_n(shared_data: Path, name: str) -> None:
     small = load_dataset(name, data_dir=shared_data, limit=7)
     assert [q.id for q in small] == [q.id for q in full.questions[:7]]
     assert small.questions == full.questions[:7]
+
+
+def test_hotpot_sentence_loader_reads_one_or_several_sentence_indexes() -> None:
+    from ragsieve.evaluate.datasets import hotpot_sentence_dataset
+
+    context = [["Ada", ["Ada wrote a program.", " It ran on an engine."]], ["Bo", ["Bo sang."]]]
+    records = [
+        (1, {"_id": "q1", "question": "Who?", "answer": "Ada", "context": context,
+             "supporting_facts": [["Ada", 1], ["Bo", 0]]}),
+        (2, {"_id": "q2", "question": "What?", "answer": "x", "context": context,
+             "supporting_facts": [["Ada", [0, 1]]]}),
+    ]  # fmt: skip
+    ds = hotpot_sentence_dataset(Path("mem.json"), "dev", records)
+    assert ds.name == "dev"
+    assert ds.questions[0].evidence == ("It ran on an engine.", "Bo sang.")
+    assert ds.questions[1].evidence == ("Ada wrote a program.", "It ran on an engine.")
+    assert ds.questions[0].documents[0].text == "Ada wrote a program. It ran on an engine."
