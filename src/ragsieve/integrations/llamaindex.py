@@ -1,0 +1,217 @@
+"""LlamaIndex components: ragsieve's selection as a node postprocessor, a retriever over a
+ragsieve index, and the packaged MiniLM as a LlamaIndex embedding model.
+
+``pip install 'ragsieve[llamaindex]'`` (llama-index-core). Offline as long as no LLM is asked
+for: pass ``embed_model=RagsieveEmbedding()`` to ``VectorStoreIndex`` (the default is
+OpenAI's), and retrieve with ``index.as_retriever()`` (an ``as_query_engine()`` resolves
+``Settings.llm``, OpenAI by default, to write the answer; ragsieve never calls it). The
+default splitter's tokenizer and NLTK data ship inside llama-index-core.
+
+>>> from llama_index.core import Document, VectorStoreIndex
+>>> index = VectorStoreIndex.from_documents(
+...     [Document(text="In 1822 Champollion announced the decipherment."),
+...      Document(text="Bees dance.")], embed_model=RagsieveEmbedding())
+>>> q = "When was it deciphered?"
+>>> nodes = index.as_retriever(similarity_top_k=2).retrieve(q)
+>>> kept = RagsievePostprocessor("full").postprocess_nodes(nodes, query_str=q)
+>>> "1822" in kept[0].node.get_content()
+True
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ragsieve.embed import index_embedder
+from ragsieve.errors import InputError
+from ragsieve.integrations import IndexMethod, MissingExtra, piece_meta
+from ragsieve.pool import DEFAULT_METHOD, Passage, PoolResult, PoolSelector
+
+try:
+    from llama_index.core.base.base_retriever import BaseRetriever
+    from llama_index.core.base.embeddings.base import BaseEmbedding
+    from llama_index.core.bridge.pydantic import PrivateAttr
+    from llama_index.core.callbacks import CallbackManager
+    from llama_index.core.postprocessor.types import BaseNodePostprocessor
+    from llama_index.core.schema import (
+        MetadataMode,
+        NodeRelationship,
+        NodeWithScore,
+        QueryBundle,
+        TextNode,
+    )
+except ImportError as e:  # pragma: no cover - exercised without the extra
+    raise MissingExtra("llamaindex", "llama-index-core") from e
+
+__all__ = ["RagsieveEmbedding", "RagsievePostprocessor", "RagsieveRetriever"]
+
+
+def _node(text: str, node_id: str, meta: dict[str, Any], hidden: list[str]) -> TextNode:
+    """A TextNode whose ``ragsieve_*`` keys stay out of the LLM's and the embedder's text."""
+    keys = [k for k in meta if k.startswith("ragsieve_")]
+    return TextNode(
+        text=text,
+        id_=node_id,
+        metadata=meta,
+        excluded_llm_metadata_keys=sorted({*hidden, *keys}),
+        excluded_embed_metadata_keys=sorted({*hidden, *keys}),
+    )
+
+
+class RagsievePostprocessor(BaseNodePostprocessor):
+    """Keep only the evidence: a ragsieve method run on the nodes a retriever returned.
+
+    Returns one ``NodeWithScore`` per selected sentence (or passage, as the method's unit is),
+    in the method's context order: a ``TextNode`` with the source node's metadata plus
+    ``ragsieve_score``, ``ragsieve_method``, ``ragsieve_start``/``ragsieve_end`` (offsets in
+    the source node's text) and ``ragsieve_chunk_id`` (hidden from the LLM), and a ``SOURCE``
+    relationship to the source node. ``title_key`` names the metadata field read as a title.
+
+    >>> from llama_index.core.schema import NodeWithScore, TextNode
+    >>> pp = RagsievePostprocessor("tagger")
+    >>> nodes = [NodeWithScore(node=TextNode(text="In 1822 Champollion announced it."))]
+    >>> pp.postprocess_nodes(nodes, query_str="When?")[0].node.metadata["ragsieve_end"]
+    33
+    """
+
+    method: str = DEFAULT_METHOD
+    budget: int | None = None
+    k: int | None = None
+    retriever: str | None = None
+    reranker: str | None = None
+    index_dir: str | Path | None = None
+    embedder: str = "minilm"
+    title_key: str | None = "title"
+    _selector: PoolSelector = PrivateAttr()
+
+    def __init__(self, method: str = DEFAULT_METHOD, **kwargs: Any) -> None:
+        super().__init__(method=method, **kwargs)
+        self._selector = PoolSelector(
+            self.method,
+            budget=self.budget,
+            k=self.k,
+            retriever=self.retriever,
+            reranker=self.reranker,
+            index_dir=self.index_dir,
+            embedder=self.embedder,
+        )
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "RagsievePostprocessor"
+
+    @property
+    def selector(self) -> PoolSelector:
+        """The :class:`~ragsieve.pool.PoolSelector` underneath (its working index)."""
+        return self._selector
+
+    def select(self, nodes: list[NodeWithScore], query: str) -> PoolResult:
+        """The raw selection for ``nodes`` (pieces, trace, timings), for provenance."""
+        key = self.title_key
+        passages = [
+            Passage(
+                n.node.get_content(metadata_mode=MetadataMode.NONE),
+                str(n.node.metadata.get(key) or "") if key else "",
+            )
+            for n in nodes
+        ]
+        return self._selector.select(query, passages)
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        if query_bundle is None:
+            raise InputError("RagsievePostprocessor needs the query (query_str or query_bundle)")
+        res = self.select(nodes, query_bundle.query_str)
+        out = []
+        for p in res.pieces:
+            src = nodes[p.passage].node
+            node = _node(
+                p.text,
+                p.chunk_id,
+                {**src.metadata, **piece_meta(p, res.method)},
+                list(src.excluded_llm_metadata_keys),
+            )
+            node.relationships[NodeRelationship.SOURCE] = src.as_related_node_info()
+            out.append(NodeWithScore(node=node, score=p.score))
+        return out
+
+    def close(self) -> None:
+        """Delete the temporary working index now (else at garbage collection)."""
+        self._selector.close()
+
+
+class RagsieveRetriever(BaseRetriever):
+    """A ragsieve method over a ragsieve index (``ragsieve index DIR ...``) as a LlamaIndex
+    retriever: one ``NodeWithScore`` per selected chunk (node id = chunk id), with ``doc_id``,
+    ``title``, ``source`` and the ``ragsieve_*`` keys in its metadata.
+
+    >>> import tempfile
+    >>> from ragsieve import Document, Index
+    >>> path = tempfile.mkdtemp() + "/index"
+    >>> _ = Index.create(path).add([Document("stone", "Soldiers found the stone in 1799.")])
+    >>> r = RagsieveRetriever(path, method="naive", k=1)
+    >>> r.retrieve("Who found the stone?")[0].node.metadata["doc_id"]
+    'stone'
+    """
+
+    def __init__(
+        self,
+        index: str | Path,
+        method: str = "naive",
+        *,
+        k: int | None = None,
+        budget: int | None = None,
+        retriever: str | None = None,
+        reranker: str | None = None,
+        callback_manager: CallbackManager | None = None,
+    ) -> None:
+        self._impl = IndexMethod(
+            index, method, k=k, budget=budget, retriever=retriever, reranker=reranker
+        )
+        super().__init__(callback_manager=callback_manager)
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return [
+            NodeWithScore(node=_node(text, meta["ragsieve_chunk_id"], meta, []), score=score)
+            for text, score, meta in self._impl.hits(query_bundle.query_str)
+        ]
+
+
+class RagsieveEmbedding(BaseEmbedding):
+    """ragsieve's packaged all-MiniLM-L6-v2 (int8 ONNX, no torch, no download) as a
+    LlamaIndex embedding model: ``VectorStoreIndex(..., embed_model=RagsieveEmbedding())``.
+
+    >>> len(RagsieveEmbedding().get_query_embedding("hello"))
+    384
+    """
+
+    model_name: str = "minilm"
+    _embedder: Any = PrivateAttr(default=None)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "RagsieveEmbedding"
+
+    def _get(self) -> Any:
+        if self._embedder is None:
+            self._embedder = index_embedder(self.model_name)
+        return self._embedder
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return [[float(x) for x in row] for row in self._get().embed(list(texts))]
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._get_text_embeddings([text])[0]
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._get_text_embedding(query)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+    async def _aget_text_embedding(self, text: str) -> list[float]:
+        return self._get_text_embedding(text)

@@ -1,0 +1,280 @@
+"""ragsieve's selection over passages someone else retrieved: :class:`PoolSelector`.
+
+A LangChain, LlamaIndex or Haystack retriever hands over a few passages; any ragsieve method
+(``full``, ``sage[g=0.3]``, ``tagger``, ``carrot``, ...) then picks the evidence among them.
+This is how the evaluation harness runs a method on a question's own document pool
+(``method.retrieve([q], doc_ids=[ids])``), so a method behaves here as it is benchmarked.
+
+Each passage becomes a :class:`~ragsieve.types.Document` whose id is a hash of its title and
+text, added once to a *working index* (a temporary directory by default, removed on
+:meth:`PoolSelector.close` or when the selector is garbage-collected; or a persistent
+``index_dir`` so that passages seen in an earlier run are not indexed again). The first call
+on new passages pays for indexing them (chunk vectors, and for sentence-level methods the
+sentence table with its Pareto vectors and attention links); a passage seen before costs
+nothing but its share of the selection.
+
+>>> from ragsieve.pool import PoolSelector
+>>> with PoolSelector("full") as sel:
+...     res = sel.select("When did Champollion announce the decipherment?", [
+...         "Thomas Young studied the stone in 1814. In 1822 Champollion announced that "
+...         "hieroglyphs combined phonetic signs with signs for whole words.",
+...         "Honey bees dance to tell their nest mates where food is.",
+...     ])
+>>> any("1822" in p.text for p in res.pieces) and res.pieces[0].passage == 0
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ragsieve.errors import ConfigError, InputError
+from ragsieve.index import Index, IndexConfig
+from ragsieve.index.store import MANIFEST
+from ragsieve.methods import Method, Retrieval, build_method, check_spec, method_needs_sentences
+from ragsieve.types import Document
+
+#: The method a selector runs when none is named: every stage composed at sentence level.
+DEFAULT_METHOD = "full"
+#: Prefix of the document ids a selector gives the caller's passages.
+ID_PREFIX = "pool-"
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One passage the caller retrieved: its text and, optionally, a title (a document name
+    helps the reranker and the tagger, which read ``title: sentence``)."""
+
+    text: str
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One selected piece (a sentence or a passage, as the method's unit is).
+
+    ``passage`` is the index of its source in the caller's list (the first one when the same
+    passage was given twice), and ``text == passages[passage].text[start:end]``.
+    """
+
+    text: str
+    score: float
+    passage: int
+    start: int
+    end: int
+    chunk_id: str
+    doc_id: str
+
+
+@dataclass(frozen=True)
+class PoolResult:
+    """The pieces a method selected, in the order of its context, and how it chose them.
+
+    ``retrieval`` is the method's :class:`~ragsieve.methods.Retrieval` (trace, candidates,
+    per-stage timings), None when there was nothing to select from. ``indexed`` counts the
+    passages this call had to index and ``index_seconds`` what that cost.
+    """
+
+    question: str
+    method: str
+    pieces: list[Piece] = field(default_factory=list)
+    retrieval: Retrieval | None = None
+    indexed: int = 0
+    index_seconds: float = 0.0
+
+    @property
+    def text(self) -> str:
+        """The selected context as an LLM would read it (pieces joined by blank lines)."""
+        return "\n\n".join(p.text for p in self.pieces)
+
+    def __iter__(self) -> Iterator[Piece]:
+        return iter(self.pieces)
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
+
+def passage_id(title: str, text: str) -> str:
+    """The working-index document id of a passage: stable across runs and processes."""
+    digest = hashlib.sha256(f"{title}\0{text}".encode()).hexdigest()
+    return ID_PREFIX + digest[:20]
+
+
+def as_passage(p: Any) -> Passage:
+    """``p`` as a :class:`Passage` (a plain string is a passage without a title)."""
+    if isinstance(p, Passage):
+        if not isinstance(p.text, str) or not isinstance(p.title, str):
+            raise InputError(f"a passage's text and title must be strings, got {p!r}")
+        return p
+    if isinstance(p, str):
+        return Passage(p)
+    raise InputError(f"a passage must be a string or a Passage, got {type(p).__name__}")
+
+
+def _remove(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+class PoolSelector:
+    """Run a ragsieve method on passages the caller supplies, over a working index.
+
+    ``method`` is any spec the parser accepts (``"full"``, ``"sage[g=0.3]"``, ``"tagger"``);
+    ``budget``, ``k``, ``retriever`` and ``reranker`` are the run options of ``ragsieve ask``.
+    ``index_dir`` keeps the working index between runs (default: a temporary directory);
+    ``embedder`` names its embedding model. Safe to share between threads (calls run one at a
+    time). A bad spec fails here, before any index is made.
+
+    >>> sel = PoolSelector("sage[g=0.3]", budget=300)
+    >>> res = sel.select("Who found the stone?", ["French soldiers found the stone in 1799."])
+    >>> [(p.passage, p.start, p.end) for p in res.pieces]
+    [(0, 0, 40)]
+    >>> sel.close()
+    """
+
+    def __init__(
+        self,
+        method: str = DEFAULT_METHOD,
+        *,
+        budget: int | None = None,
+        k: int | None = None,
+        retriever: str | None = None,
+        reranker: str | None = None,
+        index_dir: str | Path | None = None,
+        embedder: str = "minilm",
+    ) -> None:
+        if not isinstance(method, str):
+            raise ConfigError(f"a method spec must be a string, got {type(method).__name__}")
+        self.run: dict[str, Any] = {
+            "k": k,
+            "budget": budget,
+            "retriever": retriever,
+            "reranker": reranker,
+        }
+        self.spec = check_spec(method, **self.run)
+        self.method_name = self.spec.label
+        self.embedder = embedder
+        self.index_dir = Path(index_dir) if index_dir is not None else None
+        self._lock = threading.RLock()
+        self._index: Index | None = None
+        self._method: Method | None = None
+        self._known: set[str] = set()
+        self._tmp: str | None = None
+        self._finalizer: weakref.finalize | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def index(self) -> Index:
+        """The working index (made on first use)."""
+        self.warm_up()
+        assert self._index is not None
+        return self._index
+
+    def warm_up(self) -> None:
+        """Open (or create) the working index and build the method; the first :meth:`select`
+        does this itself, a server may call it at start-up instead."""
+        with self._lock:
+            if self._index is not None:
+                return
+            cfg = IndexConfig(
+                embedder=self.embedder, sentences=method_needs_sentences(self.spec.name)
+            )
+            if self.index_dir is None:
+                self._tmp = tempfile.mkdtemp(prefix="ragsieve-pool-")
+                self._finalizer = weakref.finalize(self, _remove, self._tmp)
+                index = Index.create(Path(self._tmp) / "index", cfg)
+            else:
+                index = self._open_persistent(self.index_dir, cfg)
+                self._known = set(index.document_hashes())
+            self._method = build_method(self.spec, index, **self.run)
+            self._index = index
+
+    @staticmethod
+    def _open_persistent(path: Path, cfg: IndexConfig) -> Index:
+        """``path`` as a working index: created with ``cfg``, or an existing index that has
+        the same embedder and, when the method needs one, a sentence table."""
+        if not (path / MANIFEST).is_file():
+            return Index.open_or_create(path, cfg)
+        index = Index.open(path)
+        if index.config.embedder != cfg.embedder or (cfg.sentences and not index.has_sentences):
+            raise ConfigError(
+                f"working index {path} was built with embedder={index.config.embedder}, "
+                f"sentences={index.has_sentences}; this method needs embedder={cfg.embedder}"
+                f"{', sentences=True' if cfg.sentences else ''}: use another index_dir"
+            )
+        return index
+
+    def close(self) -> None:
+        """Forget the working index; a temporary one is deleted (a persistent one is kept).
+        A later :meth:`select` starts a new one."""
+        with self._lock:
+            self._index, self._method = None, None
+            self._known = set()
+            if self._finalizer is not None:
+                self._finalizer()
+                self._finalizer, self._tmp = None, None
+
+    def __enter__(self) -> PoolSelector:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ selection
+    def select(self, question: str, passages: Sequence[Passage | str]) -> PoolResult:
+        """The pieces of ``passages`` that the method selects for ``question``, in context
+        order, each pointing back to its passage by index and character offsets."""
+        if not isinstance(question, str) or not question.strip():
+            raise InputError("the question is empty")
+        if isinstance(passages, str | Passage):
+            raise InputError("passages must be a list of strings or Passages, not one passage")
+        items = [as_passage(p) for p in passages]
+        owner: dict[str, int] = {}
+        docs: list[Document] = []
+        for i, p in enumerate(items):
+            if not p.text.strip():
+                continue  # nothing to select from an empty passage
+            pid = passage_id(p.title, p.text)
+            if pid not in owner:
+                owner[pid] = i
+                docs.append(Document(id=pid, text=p.text, title=p.title, source="pool"))
+        if not docs:
+            return PoolResult(question, self.method_name)
+        with self._lock:
+            self.warm_up()
+            assert self._index is not None and self._method is not None
+            new = [d for d in docs if d.id not in self._known]
+            t0 = time.perf_counter()
+            if new:
+                self._index.add(new)
+                self._known.update(d.id for d in new)
+            index_s = time.perf_counter() - t0 if new else 0.0
+            r = self._method.retrieve([question], [list(owner)])[0]
+        pieces = [
+            Piece(
+                text=s.chunk.text,
+                score=float(s.score),
+                passage=owner[s.chunk.doc_id],
+                start=s.chunk.start,
+                end=s.chunk.end,
+                chunk_id=s.chunk.id,
+                doc_id=s.chunk.doc_id,
+            )
+            for s in r.context.chunks
+            if s.chunk.doc_id in owner
+        ]
+        return PoolResult(question, self.method_name, pieces, r, len(new), index_s)

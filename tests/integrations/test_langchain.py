@@ -1,0 +1,133 @@
+"""LangChain: RagsieveCompressor inside ContextualCompressionRetriever over LangChain's own
+InMemoryVectorStore (embedded with RagsieveEmbeddings), and RagsieveRetriever over an index."""
+
+from __future__ import annotations
+
+import doctest
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pool_helpers import QUESTION, Paragraph, is_answer
+
+pytest.importorskip("langchain_core")
+pytest.importorskip("langchain_classic")
+
+from langchain_classic.retrievers import ContextualCompressionRetriever
+from langchain_core.documents import Document
+from langchain_core.vectorstores import InMemoryVectorStore
+
+import ragsieve.integrations.langchain as lc
+from ragsieve.errors import ConfigError
+from ragsieve.index import Index
+from ragsieve.integrations import META_KEYS
+from ragsieve.integrations.langchain import (
+    RagsieveCompressor,
+    RagsieveEmbeddings,
+    RagsieveRetriever,
+)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def store(paragraphs: list[Paragraph]) -> InMemoryVectorStore:
+    docs = [
+        Document(p.text, metadata={"title": p.title, "source": p.source, "para": p.para})
+        for p in paragraphs
+    ]
+    return InMemoryVectorStore.from_documents(docs, RagsieveEmbeddings())
+
+
+@pytest.fixture(scope="module")
+def compressor() -> RagsieveCompressor:
+    c = RagsieveCompressor("full")
+    yield c
+    c.close()
+
+
+def check(out: list[Document], paragraphs: list[Paragraph], method: str) -> None:
+    """Metadata kept, ragsieve keys added, offsets slicing the source paragraph exactly."""
+    assert out
+    for d in out:
+        m = d.metadata
+        assert {"title", "source", "para", *META_KEYS} <= set(m)
+        assert m["ragsieve_method"] == method
+        assert isinstance(m["ragsieve_score"], float)
+        src = paragraphs[m["para"]]
+        assert src.text[m["ragsieve_start"] : m["ragsieve_end"]] == d.page_content
+
+
+def test_compression_retriever_keeps_the_answer_sentence(
+    store: InMemoryVectorStore, compressor: RagsieveCompressor, paragraphs: list[Paragraph]
+) -> None:
+    base = store.as_retriever(search_kwargs={"k": 6})
+    chain = ContextualCompressionRetriever(base_compressor=compressor, base_retriever=base)
+    out = chain.invoke(QUESTION)
+    check(out, paragraphs, "full")
+    answer = [d for d in out if is_answer(d.page_content)]
+    assert answer and answer[0].metadata["source"] == "rosetta-stone.md"
+    # sentences, fewer characters than the passages the vector store returned
+    assert sum(len(d.page_content) for d in out) < sum(
+        len(d.page_content) for d in base.invoke(QUESTION)
+    )
+    # the method's context order, with its provenance
+    res = compressor.select(base.invoke(QUESTION), QUESTION)
+    assert [d.metadata["ragsieve_chunk_id"] for d in out] == res.retrieval.trace["selected"]
+    assert res.indexed == 0  # the chain's call indexed them already
+
+
+def test_sage_spec_returns_chunks_in_score_order(
+    store: InMemoryVectorStore, paragraphs: list[Paragraph]
+) -> None:
+    sage = RagsieveCompressor("sage[g=0.3]", budget=300)
+    docs = store.similarity_search(QUESTION, k=6)
+    out = sage.compress_documents(docs, QUESTION)
+    check(out, paragraphs, "sage[g=0.3]")
+    scores = [d.metadata["ragsieve_score"] for d in out]
+    assert scores == sorted(scores, reverse=True)
+    assert any(is_answer(d.page_content) for d in out)
+    sage.close()
+
+
+def test_a_bad_spec_is_a_one_line_config_error() -> None:
+    with pytest.raises(ConfigError, match="unknown method 'fulll'") as e:
+        RagsieveCompressor("fulll")
+    assert "\n" not in str(e.value)
+    with pytest.raises(ConfigError, match="unknown option"):
+        RagsieveRetriever(index="unused", method="sage[gg=1]")
+
+
+def test_empty_input_compresses_to_nothing(compressor: RagsieveCompressor) -> None:
+    assert compressor.compress_documents([], QUESTION) == []
+
+
+def test_index_retriever(sample_index_dir: Path) -> None:
+    index = Index.open(sample_index_dir)
+    for spec, kw in [("naive", {"k": 3}), ("sage", {"budget": 300})]:
+        r = RagsieveRetriever(index=str(sample_index_dir), method=spec, **kw)
+        out = r.invoke(QUESTION)
+        assert out and any(is_answer(d.page_content) for d in out), spec
+        for d in out:
+            m = d.metadata
+            assert m["ragsieve_method"] == spec and isinstance(m["ragsieve_score"], float)
+            assert m["source"].endswith(".md") and m["title"]
+            text = index.get_document(m["doc_id"]).text
+            assert text[m["ragsieve_start"] : m["ragsieve_end"]] == d.page_content
+        scores = [d.metadata["ragsieve_score"] for d in out]
+        assert scores == sorted(scores, reverse=True)
+
+
+def test_embeddings_are_minilm_vectors() -> None:
+    emb = RagsieveEmbeddings()
+    docs = emb.embed_documents(["the stone", "honey bees"])
+    q = emb.embed_query("the stone")
+    assert len(docs) == 2 and len(q) == 384 and all(isinstance(x, float) for x in q)
+    assert np.isclose(np.linalg.norm(q), 1.0, atol=1e-3)
+    assert np.dot(q, docs[0]) > np.dot(q, docs[1])
+    assert emb.embed_documents([]) == []
+
+
+def test_the_docstring_examples_run() -> None:
+    failed, attempted = doctest.testmod(lc, optionflags=doctest.ELLIPSIS)
+    assert attempted >= 8 and failed == 0
