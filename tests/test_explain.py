@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,12 @@ def test_cli_writes_a_png_and_json(sample_index_dir: Path, tmp_path: Path) -> No
     assert p.returncode == 0, p.stderr
     rep = json.loads(p.stdout)
     assert rep["method"] == "naive" and len(rep["selected"]) == 3
+    # the selected chunks are marked inside their documents, which segments cover whole
+    marked = {g["chunk_id"] for d in rep["documents"] for g in d["segments"] if g["selected"]}
+    assert marked == set(rep["selected"])
+    for d in rep["documents"]:
+        assert d["segments"][0]["start"] == 0
+        assert all(a["end"] == b["start"] for a, b in pairwise(d["segments"]))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
     bad = subprocess.run(
         [*cmd, "--plot", str(tmp_path / "why.svg")],
@@ -74,3 +81,36 @@ def test_search_with_a_method_prints_its_context(sample_index_dir: Path) -> None
     assert out["trace"]["selection"]["best_path"]
     bad = subprocess.run([*cmd, "--budget", "300"], capture_output=True, text=True, timeout=300)
     assert bad.returncode != 0 and "--budget needs --method" in bad.stderr
+
+
+def test_evidence_documents_cover_each_document(sentence_index_dir: Path) -> None:
+    """SAKI's selected sentences lie inside its chunk candidates: the sentences stay visible
+    (laid down first) and the segments cover each document's text exactly."""
+    from ragsieve.explain import evidence_documents, evidence_report
+
+    idx = Index.open(sentence_index_dir)
+    r, rep = explain(Q, idx, "saki")
+    assert not {s.chunk.id for s in r.context.chunks} <= {s.chunk.id for s in r.candidates}
+    docs = evidence_documents(idx, r)
+    assert docs[0]["title"] == "The Rosetta Stone"  # the selected context's document first
+    kept: list[str] = []
+    for d in docs:
+        text = idx.get_document(d["doc_id"]).text
+        segs = d["segments"]
+        assert segs[0]["start"] == 0 and segs[-1]["end"] == len(text)
+        assert all(a["end"] == b["start"] for a, b in pairwise(segs))
+        assert all(s["text"] == text[s["start"] : s["end"]] for s in segs)
+        kept += [s["chunk_id"] for s in segs if s["selected"]]
+    assert sorted(kept) == sorted(rep["selected"])  # each selected sentence exactly once
+    # A selection passed in (an answer's final context) replaces the retrieval's.
+    one = rep["selected"][:1]
+    docs = evidence_documents(idx, r, selected=one, max_documents=1, gap_chars=20)
+    assert len(docs) == 1
+    segs = docs[0]["segments"]
+    assert [s["chunk_id"] for s in segs if s["selected"]] == one
+    elided = [s for s in segs if s.get("elided")]
+    assert all(" … " in s["text"] and s["score"] is None for s in elided)
+    assert all(len(s["text"]) == 43 and s["elided"] == s["end"] - s["start"] - 40 for s in elided)
+    # The report the viewer reads: explain's JSON plus the documents.
+    full = evidence_report(idx, r)
+    assert {k: v for k, v in full.items() if k != "documents"} == rep and full["documents"]

@@ -501,9 +501,9 @@ def explain(
 ) -> None:
     """Show why the context for QUESTION was chosen: score curve and cut, MCTS path, links,
     tokens and time per stage (no LLM call)."""
+    from ragsieve.explain import evidence_documents, text_lines
     from ragsieve.explain import explain as do_explain
     from ragsieve.explain import plot as do_plot
-    from ragsieve.explain import text_lines
     from ragsieve.index import Index
 
     if plot is not None and plot.suffix.lower() != ".png":
@@ -512,7 +512,7 @@ def explain(
         _writable_target(plot, "--plot")
     spec = _spec(method, config, "sage")
     idx = Index.open(index_dir)
-    _, rep = do_explain(
+    r, rep = do_explain(
         question, idx, spec, k=k, budget=budget, retriever=retriever, reranker=reranker
     )
     if plot is not None:
@@ -521,6 +521,8 @@ def explain(
         except OSError as e:
             raise InputError(f"--plot {plot}: {e.strerror or e}") from e
     if as_json:
+        # the documents with every candidate's span, as the viewer of `serve` draws them
+        rep["documents"] = evidence_documents(idx, r, selected=rep["selected"])
         _print_json(rep)
         return
     for line in text_lines(rep):

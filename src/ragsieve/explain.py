@@ -12,12 +12,15 @@ explained without code of its own here.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ragsieve.index import Index
     from ragsieve.methods import MethodSpec, Retrieval
+    from ragsieve.types import Scored
 
 #: Selection-trace keys that describe a cut (SAGE) or a budgeted fill.
 CUT_KEYS = ("policy", "cut", "reason", "min_k", "g", "threshold", "drop_ratio", "budget", "k")
@@ -114,6 +117,147 @@ def tagged_passages(r: Retrieval, chosen: set[str]) -> list[dict[str, Any]]:
                 ],
             }
         )
+    return out
+
+
+def evidence_report(
+    index: Index,
+    r: Retrieval,
+    *,
+    max_documents: int | None = None,
+    gap_chars: int | None = None,
+) -> dict[str, Any]:
+    """:func:`report` plus ``documents`` (:func:`evidence_documents`): what the evidence
+    viewer of ``ragsieve serve`` draws, for ``POST /explain`` and ``/ask`` with ``explain``."""
+    rep = report(r)
+    rep["documents"] = evidence_documents(
+        index, r, selected=rep["selected"], max_documents=max_documents, gap_chars=gap_chars
+    )
+    return rep
+
+
+def unit_score(s: Scored) -> float:
+    """The score a viewer shades a unit by: the tagger's keep probability where there is one,
+    else the candidate's own (reranker or retriever) score."""
+    return float(s.scores.get("keep", s.score))
+
+
+def evidence_documents(
+    index: Index,
+    r: Retrieval,
+    *,
+    selected: Iterable[str] | None = None,
+    max_documents: int | None = None,
+    gap_chars: int | None = None,
+) -> list[dict[str, Any]]:
+    """The selected context shown inside its documents: for each document holding a candidate
+    (or a selected unit), its text as consecutive ``segments`` that cover it from 0 to its end.
+
+    Each segment is ``{start, end, text, chunk_id, score, selected}``: a candidate's span has
+    its id and :func:`unit_score`; text no candidate covers is split at the index's chunk
+    boundaries (``chunk_id`` set only where a segment is a whole index chunk; ``score`` null).
+    Candidates may nest or overlap (SAKI's sentences inside its chunk hits): selected units
+    are laid down first, then the finest candidates, and a later unit keeps only the text left
+    over, so every selected unit stays visible and sentences are not hidden under passages.
+    ``selected`` overrides the retrieval's selection (the context an answer finally used, after
+    feedback). Documents come in the order their first unit appears (selected context first,
+    then candidates by rank), at most ``max_documents``. With ``gap_chars``, a stretch of
+    uncovered text much longer than ``2 * gap_chars`` keeps only its head and tail around
+    ``" … "`` (its ``start``/``end`` still span all of it) and says how many characters it
+    left out in ``elided``: a viewer need not ship a whole book for one sentence. Documents
+    no longer in the index (deleted since the retrieval) are left out.
+    """
+    chosen_set = set(selected if selected is not None else (s.chunk.id for s in r.context.chunks))
+    units: dict[str, Scored] = {}
+    for s in (*r.context.chunks, *r.candidates):
+        units.setdefault(s.chunk.id, s)
+    by_doc: dict[str, list[Scored]] = {}
+    for s in units.values():
+        by_doc.setdefault(s.chunk.doc_id, []).append(s)
+    out: list[dict[str, Any]] = []
+    for doc_id, items in by_doc.items():
+        if max_documents is not None and len(out) >= max_documents:
+            break
+        doc = index.get_document(doc_id)
+        if doc is None:
+            continue
+        text = doc.text
+        # Selected first, then the finest span; ties keep rank order (sort is stable).
+        order = sorted(
+            items,
+            key=lambda s: (s.chunk.id not in chosen_set, s.chunk.end - s.chunk.start),
+        )
+        painted: list[tuple[int, int, Scored]] = []
+        for s in order:
+            lo, hi = max(0, s.chunk.start), min(len(text), s.chunk.end)
+            kept = s.chunk.id in chosen_set
+            for a, b in _uncovered(lo, hi, [(p[0], p[1]) for p in painted]):
+                # The blanks left between a passage's sentences read as plain text.
+                if kept or text[a:b].strip():
+                    painted.append((a, b, s))
+        painted.sort(key=lambda p: p[0])
+        chunks = {(c.start, c.end): c.id for c in index.chunks_of(doc_id)}
+        cuts = sorted({b for span in chunks for b in span})
+        segments: list[dict[str, Any]] = []
+        pos = 0
+        for a, b, s in painted:
+            segments.extend(_gap_segments(text, pos, a, cuts, chunks, gap_chars))
+            segments.append(
+                {
+                    "start": a,
+                    "end": b,
+                    "text": text[a:b],
+                    "chunk_id": s.chunk.id,
+                    "score": round(unit_score(s), 6),
+                    "selected": s.chunk.id in chosen_set,
+                }
+            )
+            pos = b
+        segments.extend(_gap_segments(text, pos, len(text), cuts, chunks, gap_chars))
+        out.append({"doc_id": doc_id, "title": doc.title, "segments": segments})
+    return out
+
+
+def _uncovered(lo: int, hi: int, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of ``[lo, hi)`` outside every interval in ``taken``."""
+    parts = []
+    for a, b in sorted(taken):
+        if b <= lo or a >= hi:
+            continue
+        if a > lo:
+            parts.append((lo, a))
+        lo = max(lo, b)
+    if lo < hi:
+        parts.append((lo, hi))
+    return parts
+
+
+def _gap_segments(
+    text: str,
+    lo: int,
+    hi: int,
+    cuts: list[int],
+    chunks: dict[tuple[int, int], str],
+    gap_chars: int | None,
+) -> list[dict[str, Any]]:
+    """Segments for text no candidate covers, split at the index's chunk boundaries."""
+    points = [lo, *(c for c in cuts if lo < c < hi), hi]
+    out: list[dict[str, Any]] = []
+    for a, b in pairwise(points):
+        if b <= a:
+            continue
+        seg: dict[str, Any] = {
+            "start": a,
+            "end": b,
+            "text": text[a:b],
+            "chunk_id": chunks.get((a, b)),
+            "score": None,
+            "selected": False,
+        }
+        if gap_chars is not None and b - a > 2 * gap_chars + 40:
+            seg["text"] = text[a : a + gap_chars] + " … " + text[b - gap_chars : b]
+            seg["elided"] = b - a - 2 * gap_chars
+        out.append(seg)
     return out
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -18,68 +17,21 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from server_helpers import Server, start_server, stop_server
 
 from ragsieve.llm.server import free_port
 
 pytestmark = pytest.mark.integration
 
 TOKEN = "test-token-0123456789"
-STARTUP_TIMEOUT = 120.0
 SEARCH_KEYS = {"chunk_id", "doc_id", "title", "text", "score", "start", "end", "tokens"}
 ASK_KEYS = {"question", "method", "answer", "context", "tokens", "cost", "timings", "trace"}
-
-
-@dataclass
-class Server:
-    proc: subprocess.Popen[bytes]
-    url: str
-    log: Path
-
-    def log_text(self) -> str:
-        return self.log.read_text(errors="replace")
-
-
-def start_server(index: Path, log: Path, *args: str) -> Server:
-    """``python -m ragsieve.cli serve`` on a free port; returns once /health answers."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "RAGSIEVE_TOKEN"}
-    cmd = [sys.executable, "-m", "ragsieve.cli", "serve", "--index", str(index)]
-    with log.open("wb") as out:  # a file, not a pipe: a full pipe would block the server
-        proc = subprocess.Popen(
-            [*cmd, "--port", str(port), *args],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    srv = Server(proc, f"http://127.0.0.1:{port}", log)
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited with {proc.returncode}:\n{srv.log_text()}")
-        try:
-            if httpx.get(srv.url + "/health", timeout=2).status_code == 200:
-                return srv
-        except httpx.TransportError:
-            pass
-        time.sleep(0.25)
-    stop_server(srv)
-    raise AssertionError(f"server not healthy after {STARTUP_TIMEOUT}s:\n{srv.log_text()}")
-
-
-def stop_server(srv: Server) -> None:
-    srv.proc.terminate()
-    try:
-        srv.proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        srv.proc.kill()
-        srv.proc.wait(timeout=5)
 
 
 @pytest.fixture(scope="module")
@@ -189,6 +141,68 @@ def test_ask_with_the_local_llm(server: Server) -> None:
     assert len(r.json()["context"]) == 1 and r.json()["trace"]["total_budget_cap"]["dropped"] == 1
 
 
+def test_explain_and_ask_with_explain(server: Server, sample_index_dir: Path) -> None:
+    """/explain is ``ragsieve explain --json`` plus the documents; /ask with ``explain`` adds
+    the same report for the retrieval the answer used, without retrieving twice."""
+    from ragsieve.explain import explain
+    from ragsieve.index import Index
+
+    q = "In which year did Champollion announce the decipherment of hieroglyphs?"
+    body = {"question": q, "method": "tagger", "k": 3}
+    r = httpx.post(server.url + "/explain", json=body, timeout=120)
+    assert r.status_code == 200, r.text
+    rep = r.json()
+    idx = Index.open(sample_index_dir)
+    _, expected = explain(q, idx, "tagger", k=3)
+    assert rep["selected"] == expected["selected"] and rep["method"] == "tagger"
+    assert [c["chunk_id"] for c in rep["score_curve"]] == [
+        c["chunk_id"] for c in expected["score_curve"]
+    ]
+    assert rep["cut"] == expected["cut"] and rep["passages"]
+    docs = rep["documents"]
+    assert docs and docs[0]["title"] == "The Rosetta Stone"
+    kept: set[str] = set()
+    for d in docs:
+        text = idx.get_document(d["doc_id"]).text
+        segs = d["segments"]
+        # Consecutive segments cover the document exactly.
+        assert [s["start"] for s in segs[1:]] == [s["end"] for s in segs[:-1]]
+        assert segs[0]["start"] == 0 and segs[-1]["end"] == len(text)
+        assert "".join(s["text"] for s in segs) == text
+        for s in segs:
+            assert s["score"] is None or s["chunk_id"] is not None
+            assert not s["selected"] or s["score"] is not None
+        kept |= {s["chunk_id"] for s in segs if s["selected"]}
+    assert kept == set(rep["selected"])
+    # /ask with explain: the report's selection is the answer's context.
+    r = httpx.post(
+        server.url + "/ask", json={**body, "max_tokens": 16, "explain": True}, timeout=120
+    )
+    assert r.status_code == 200, r.text
+    ans = r.json()
+    assert set(ans) == ASK_KEYS | {"explain"}
+    assert ans["explain"]["selected"] == [c["chunk_id"] for c in ans["context"]]
+    assert ans["explain"]["selected"] == rep["selected"]  # deterministic retrieval
+    assert "generate" in ans["explain"]["seconds"] and ans["explain"]["documents"]
+    # Errors stay one-line JSON.
+    r = httpx.post(server.url + "/explain", json={"question": "x", "method": "nope"})
+    assert r.status_code == 400 and set(r.json()) == {"error"}
+    assert httpx.post(server.url + "/explain", json={"question": ""}).status_code == 422
+
+
+def test_viewer_page_is_served_self_contained(server: Server) -> None:
+    r = httpx.get(server.url + "/")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    csp = r.headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "connect-src 'self'" in csp
+    assert "script-src 'sha256-" in csp and "unsafe" not in csp
+    page = r.text
+    assert 'id="question"' in page and "/explain" in page and "Authorization" in page
+    # Nothing is loaded from elsewhere: no external URLs in src/href attributes.
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in page
+
+
 def test_validation_and_limits(server: Server) -> None:
     url = server.url
     for bad in ({"query": ""}, {"query": "x", "k": 0}, {"query": "x", "k": 101}):
@@ -230,7 +244,10 @@ def test_validation_and_limits(server: Server) -> None:
 
 def test_openapi_docs(server: Server) -> None:
     spec = httpx.get(server.url + "/openapi.json").json()
-    assert {"/search", "/ask", "/health"} <= set(spec["paths"])
+    assert {"/search", "/ask", "/explain", "/health", "/"} <= set(spec["paths"])
+    schemas = spec["components"]["schemas"]
+    assert "explain" in schemas["AskRequest"]["properties"]
+    assert "documents" in schemas["ExplainResponse"]["properties"]
     assert httpx.get(server.url + "/docs").status_code == 200
 
 
@@ -284,6 +301,8 @@ def test_token_required_except_health_and_docs(locked: Server) -> None:
     bad = {"Authorization": "Bearer wrong-token"}
     assert httpx.post(locked.url + "/search", json=q, headers=bad).status_code == 401
     assert httpx.post(locked.url + "/ask", json={"question": "x"}).status_code == 401
+    assert httpx.post(locked.url + "/explain", json={"question": "x"}).status_code == 401
+    assert httpx.get(locked.url + "/").status_code == 200  # the page itself needs no token
     r = httpx.post(locked.url + "/search", json=q, headers=auth())
     assert r.status_code == 200 and r.json()["results"]
     assert httpx.get(locked.url + "/health").status_code == 200

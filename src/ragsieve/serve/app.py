@@ -1,4 +1,5 @@
-"""The HTTP API: ``POST /search``, ``POST /ask``, ``GET /health`` (FastAPI).
+"""The HTTP API: ``POST /search``, ``POST /ask``, ``POST /explain``, ``GET /health``, and the
+evidence viewer at ``GET /`` (FastAPI).
 
 Design, and why:
 
@@ -22,6 +23,12 @@ Design, and why:
   ``Index.reload()`` on the shared object because it re-pins tables one by one, which a
   concurrent reader could observe half-way; a swap gives every request one consistent version
   (old Lance versions are kept for 10 minutes, so in-flight readers can finish).
+* **The viewer is one static page.** ``GET /`` serves ``static/viewer.html`` (inline CSS and
+  JS, no build step, nothing fetched from elsewhere, pinned by a Content-Security-Policy that
+  allows only its own inline code and requests to this server). It needs no token; its API
+  calls send the one typed into it. ``/explain`` and ``/ask`` with ``explain: true`` give it
+  :func:`ragsieve.explain.evidence_report`: the trace report plus each document cut into
+  segments, the candidates scored and the selected ones marked.
 * **Errors are JSON, never tracebacks.** :class:`~ragsieve.errors.RagsieveError` subclasses map
   to 400/502/503/504 with ``{"error": "<one line>"}``; anything else is logged with its
   traceback on the server and answered ``500 {"error": "internal error"}``.
@@ -29,9 +36,12 @@ Design, and why:
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -40,7 +50,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -50,7 +60,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ragsieve.errors import ConfigError, IndexStoreError, InputError, LLMError, RagsieveError
 from ragsieve.index import Index
 from ragsieve.index.store import MANIFEST
-from ragsieve.methods import Method, MethodSpec
+from ragsieve.methods import Method, MethodSpec, Retrieval
 from ragsieve.types import scored_json
 
 log = logging.getLogger("ragsieve.serve")
@@ -77,6 +87,10 @@ MAX_BODY_BYTES = 64 * 1024
 DEFAULT_RERANKERS: tuple[str, ...] = ("ensemble", "bi-encoder", "bm25", "cross-encoder")
 #: How often (seconds) a request may check whether ``ragsieve index`` committed a new version.
 DEFAULT_RELOAD_INTERVAL = 1.0
+#: Most documents an evidence report (``/explain``, ``/ask`` with ``explain``) shows.
+VIEWER_MAX_DOCUMENTS = 20
+#: Uncovered text in an evidence report keeps this many characters either side of a cut.
+VIEWER_GAP_CHARS = 600
 
 Retriever = Literal["dense", "bm25", "hybrid"]
 
@@ -138,6 +152,33 @@ class AskRequest(BaseModel):
         le=MAX_TOTAL_BUDGET,
         description="Prompt tokens of every LLM call for the question, summed.",
     )
+    explain: bool = Field(
+        False,
+        description="Add an 'explain' key: the evidence report (as POST /explain returns) of "
+        "the retrieval this answer used, with the context the answer finally read as selected.",
+    )
+
+
+class ExplainRequest(BaseModel):
+    """Body of ``POST /explain`` (the options of ``ragsieve explain``; no LLM is called)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question.")
+    method: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_SPEC_CHARS,
+        description="A method spec (default: the server's --config, else naive).",
+    )
+    k: int = Field(10, ge=1, le=MAX_K, description="Chunks in the context (top-k).")
+    budget: int | None = Field(
+        None, ge=1, le=MAX_BUDGET, description="Fill the context up to N tokens (replaces k)."
+    )
+    retriever: Retriever | None = Field(
+        None, description="dense | bm25 | hybrid (default: the method's own)."
+    )
+    reranker: str | None = Field(None, max_length=200, description="Rerank before selection.")
 
 
 class SearchHit(BaseModel):
@@ -174,6 +215,54 @@ class TokenCounts(BaseModel):
     completion: int
 
 
+class CurvePoint(BaseModel):
+    rank: int
+    chunk_id: str
+    score: float
+    tokens: int | None
+    selected: bool
+
+
+class Segment(BaseModel):
+    """A stretch of a document: a candidate's span (``chunk_id`` and ``score`` set) or text no
+    candidate covers (``score`` null). Consecutive segments cover the whole document."""
+
+    start: int
+    end: int
+    text: str
+    chunk_id: str | None
+    #: The tagger's keep probability where the method has the tagger, else the candidate score.
+    score: float | None
+    selected: bool
+    #: Characters left out of a long uncovered stretch (its text is head " … " tail).
+    elided: int | None = None
+
+
+class EvidenceDocument(BaseModel):
+    doc_id: str
+    title: str
+    segments: list[Segment]
+
+
+class ExplainResponse(BaseModel):
+    """:func:`ragsieve.explain.report` (the JSON of ``ragsieve explain --json``) plus
+    ``documents``. ``search`` (CARROT), ``links`` (SAKI), ``feedback`` (SAGE's loop) and
+    ``passages`` (the evidence tagger) appear only for the methods that record them."""
+
+    question: str
+    method: str | None
+    selected: list[str]
+    score_curve: list[CurvePoint]
+    cut: dict[str, Any]
+    tokens: dict[str, int]
+    seconds: dict[str, float]
+    search: dict[str, Any] | None = None
+    links: dict[str, Any] | None = None
+    feedback: dict[str, Any] | None = None
+    passages: list[dict[str, Any]] | None = None
+    documents: list[EvidenceDocument]
+
+
 class AskResponse(BaseModel):
     question: str
     method: str
@@ -183,6 +272,8 @@ class AskResponse(BaseModel):
     cost: float
     timings: dict[str, float]
     trace: dict[str, Any]
+    #: Only when the request set ``explain``.
+    explain: ExplainResponse | None = None
 
 
 class HealthResponse(BaseModel):
@@ -470,8 +561,8 @@ def create_app(
     """The ragsieve HTTP API over the index at ``index_dir``.
 
     Opens the index and loads the models now (raising the usual one-line
-    :class:`~ragsieve.errors.RagsieveError` if it cannot). ``token`` protects ``/search`` and
-    ``/ask`` with ``Authorization: Bearer TOKEN``; ``llm_options`` go to
+    :class:`~ragsieve.errors.RagsieveError` if it cannot). ``token`` protects ``/search``, ``/ask``
+    and ``/explain`` with ``Authorization: Bearer TOKEN``; ``llm_options`` go to
     :func:`ragsieve.llm.get_llm` (e.g. ``timeout``, ``max_retries`` for ``openai:`` specs);
     ``rerankers`` is the allow-list of reranker names (None: any); ``reload_interval`` is the
     minimum number of seconds between checks for a new index commit (0: every request);
@@ -500,8 +591,9 @@ def create_app(
         title="ragsieve",
         version=ragsieve.__version__,
         description=(
-            "Precise retrieval for RAG over one ragsieve index. `/search` and `/ask` return the "
-            "same JSON as `ragsieve search --json` and `ragsieve ask --json`."
+            "Precise retrieval for RAG over one ragsieve index. `/search`, `/ask` and `/explain` "
+            "return the same JSON as `ragsieve search --json`, `ragsieve ask --json` and "
+            "`ragsieve explain --json` (plus the documents the evidence viewer at `/` draws)."
         ),
         lifespan=lifespan,
     )
@@ -509,12 +601,55 @@ def create_app(
     app.add_middleware(_GuardMiddleware, max_body_bytes=max_body_bytes)
     _add_error_handlers(app)
     _add_health(app, state)
+    _add_viewer(app)
     _add_rag_routes(app, state, _token_guard(token))
     return app
 
 
+def viewer_html() -> str:
+    """The evidence viewer page shipped in the package (``serve/static/viewer.html``)."""
+    from importlib.resources import files
+
+    return files("ragsieve.serve").joinpath("static", "viewer.html").read_text("utf-8")
+
+
+def _csp(html: str) -> str:
+    """A Content-Security-Policy that allows the page's own inline script and style (by hash)
+    and requests to this server only: nothing can be loaded from elsewhere."""
+
+    def hashes(tag: str) -> str:
+        blocks = re.findall(rf"<{tag}>(.*?)</{tag}>", html, flags=re.DOTALL)
+        return " ".join(
+            "'sha256-" + base64.b64encode(hashlib.sha256(b.encode()).digest()).decode() + "'"
+            for b in blocks
+        )
+
+    return (
+        f"default-src 'none'; script-src {hashes('script')}; style-src {hashes('style')}; "
+        "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+        "frame-ancestors 'none'"
+    )
+
+
+def _add_viewer(app: FastAPI) -> None:
+    html = viewer_html()  # read once: a missing file fails create_app, not the first visitor
+    headers = {
+        "Content-Security-Policy": _csp(html),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-cache",
+    }
+
+    @app.get("/", response_class=HTMLResponse, tags=["viewer"])
+    def viewer() -> HTMLResponse:
+        """The evidence viewer: ask or explain in a browser and see the selected context
+        inside its documents (open without a token; its API calls send the one typed in)."""
+        return HTMLResponse(html, headers=headers)
+
+
 def _token_guard(token: str | None) -> list[Any]:
-    """The dependency that protects ``/search`` and ``/ask`` (none without a token)."""
+    """The dependency that protects ``/search``, ``/ask`` and ``/explain`` (none without a
+    token)."""
     expected = token.strip().encode() if token else None
     if expected is None:
         return []
@@ -602,11 +737,51 @@ def _add_rag_routes(app: FastAPI, state: ServerState, protected: list[Any]) -> N
         tags=["rag"],
     )
     def ask(req: AskRequest) -> JSONResponse:
-        """Retrieve and answer with the server's LLM (the JSON of ``ragsieve ask --json``)."""
+        """Retrieve and answer with the server's LLM (the JSON of ``ragsieve ask --json``);
+        with ``explain``, also the evidence report of the retrieval the answer used."""
         idx = state.index()
         run = {"k": req.k, "budget": req.budget, "retriever": req.retriever}
         method = state.method(req.method, idx, reranker=req.reranker, **run)
-        answer = method.ask(
-            req.question, state.llm, max_tokens=req.max_tokens, total_budget=req.total_budget
+        # Method.ask is exactly retrieve + answer; split here so the report reuses the retrieval.
+        r = method.retrieve([req.question])[0]
+        answer = method.answer(
+            r, state.llm, max_tokens=req.max_tokens, total_budget=req.total_budget
         )
-        return JSONResponse(answer.to_json())
+        out = answer.to_json()
+        if req.explain:
+            # The context the answer read (after feedback or a --total-budget trim) is the
+            # selection; the candidates are the retrieval's; seconds include generation.
+            used = [s.chunk.id for s in answer.context.chunks]
+            final = Retrieval(
+                r.question,
+                answer.context,
+                r.candidates,
+                {**answer.trace, "selected": used},
+                answer.timings,
+            )
+            out["explain"] = _evidence(idx, final)
+        return JSONResponse(out)
+
+    @app.post(
+        "/explain",
+        dependencies=protected,
+        responses={200: {"model": ExplainResponse}, **errors},
+        tags=["rag"],
+    )
+    def explain(req: ExplainRequest) -> JSONResponse:
+        """Why a method chooses its context, without the LLM: the score curve with the cut,
+        tokens and seconds per stage, and each document with its candidates scored and the
+        selected ones marked (``ragsieve explain --json`` plus ``documents``)."""
+        idx = state.index()
+        run = {"k": req.k, "budget": req.budget, "retriever": req.retriever}
+        method = state.method(req.method, idx, reranker=req.reranker, **run)
+        r = method.retrieve([req.question])[0]
+        return JSONResponse(_evidence(idx, r))
+
+
+def _evidence(index: Index, r: Retrieval) -> dict[str, Any]:
+    """The viewer's report of ``r``, bounded: at most ``VIEWER_MAX_DOCUMENTS`` documents, long
+    stretches without a candidate shortened (a response stays small for long documents)."""
+    from ragsieve.explain import evidence_report
+
+    return evidence_report(index, r, max_documents=VIEWER_MAX_DOCUMENTS, gap_chars=VIEWER_GAP_CHARS)

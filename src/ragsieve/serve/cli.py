@@ -48,7 +48,7 @@ def serve(
         str | None,
         typer.Option(
             envvar="RAGSIEVE_TOKEN",
-            help="Require 'Authorization: Bearer TOKEN' on /search and /ask.",
+            help="Require 'Authorization: Bearer TOKEN' on /search, /ask and /explain.",
             show_envvar=True,
         ),
     ] = None,
@@ -87,7 +87,8 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Serve the index over HTTP: POST /search, POST /ask, GET /health, docs at /docs."""
+    """Serve the index over HTTP: POST /search, /ask, /explain, GET /health, the evidence
+    viewer at /, API docs at /docs."""
     level = log_level.lower()
     if level not in ("critical", "error", "warning", "info", "debug"):
         raise ConfigError(f"unknown --log-level {log_level!r}: use info, warning, error, debug")
