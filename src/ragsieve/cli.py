@@ -207,7 +207,6 @@ def _index_to_write(
     local index, its inputs already read (so they are read once)."""
     import dataclasses
 
-    from ragsieve.errors import ConfigError
     from ragsieve.index import Index, IndexConfig
     from ragsieve.index.location import Location
     from ragsieve.index.store import MANIFEST
@@ -232,10 +231,6 @@ def _index_to_write(
         sentences=sentences,
         **sent_opts,
     )
-    if sentences and engine == "ray":
-        raise ConfigError(
-            "--sentences needs --engine local: the Ray engine does not write the sentence table"
-        )
     # Validate the inputs before creating anything on disk. The Ray engine reads on its
     # workers, so only the listing is checked here (reading it all twice would not scale).
     from ragsieve.io import list_files, load_paths

@@ -342,6 +342,58 @@ def test_ray_engine_matches_local_engine_and_is_incremental(
     assert Index.open(url).manifest == before
 
 
+def test_ray_engine_writes_the_sentence_table_as_the_local_engine_does(
+    local_ray: None, tmp_path: Path, corpus_dir: Path
+) -> None:
+    """``--sentences`` through Ray: the same sentence rows (ids, spans, passages, Pareto
+    vectors, attention links) as the local engine, and an update replaces a document's rows."""
+    gen = tmp_path / "generated"
+    _make_docs(gen, 4)
+    inputs = [corpus_dir.resolve(), gen]
+    # passage = chunk: the workers must read back the chunks written before them
+    cfg = IndexConfig(
+        embedder="minilm",
+        chunker="fixed",
+        chunk_tokens=60,
+        sentences=True,
+        sentence_passage="chunk",
+    )
+    local = Index.create(tmp_path / "local", cfg)
+    ray_idx = Index.create(tmp_path / "ray", cfg)
+    local.add_paths(inputs)
+    add_paths_ray(ray_idx, inputs, workers=2)
+
+    def same_sentences() -> None:
+        a = _table(local, "sentences_table", "id")
+        b = _table(Index.open(tmp_path / "ray"), "sentences_table", "id")
+        assert len(a["id"]) > 40
+        for col in a:
+            if col in ("core", "context", "pareto", "link_w"):
+                x = np.array([np.ravel(v) for v in a[col]], dtype=object)
+                y = np.array([np.ravel(v) for v in b[col]], dtype=object)
+                for u, v in zip(x, y, strict=True):
+                    np.testing.assert_allclose(
+                        np.asarray(u, np.float32), np.asarray(v, np.float32), atol=2e-5
+                    )
+            else:
+                assert a[col] == b[col], col
+        assert len(set(a["passage"])) > 1  # chunk passages, not one per document
+        assert Index.open(tmp_path / "ray").manifest["n_sentences"] == len(a["id"])
+
+    same_sentences()
+    _assert_same_index(local, Index.open(tmp_path / "ray"))
+    (gen / "report-01.txt").write_text("Report 1 was withdrawn. The samples were lost.")
+    local.add_paths(inputs)
+    r_ray, _ = add_paths_ray(ray_idx, inputs, workers=2)
+    assert r_ray.updated == [str((gen / "report-01.txt").resolve())]
+    same_sentences()
+    hits = Index.open(tmp_path / "ray").sentence_rows(None).to_pylist()
+    assert [h["text"] for h in hits if h["doc_id"] == r_ray.updated[0]] == [
+        "Report 1 was withdrawn.",
+        "The samples were lost.",
+    ]
+
+
 def test_ray_engine_writes_an_index_on_s3(
     local_ray: None, s3_bucket: tuple[str, dict[str, str]], corpus_dir: Path
 ) -> None:

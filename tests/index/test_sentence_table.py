@@ -189,11 +189,3 @@ def test_sigkill_after_a_sentence_commit_leaves_the_previous_index(
     report = idx.add_paths([corpus / "doc000.txt"])[0]
     assert report.added and report.sentences is not None and report.sentences.n_sentences == 4
     assert Index.open(dst).sentence_rows(None).num_rows == n_before + 4
-
-
-def test_the_ray_engine_refuses_a_sentence_index(sentence_index_dir: Path) -> None:
-    pytest.importorskip("ray")
-    from ragsieve.index.ray_engine import add_paths_ray
-
-    with pytest.raises(ConfigError, match="Ray engine does not write the sentence table"):
-        add_paths_ray(Index.open(sentence_index_dir), [])

@@ -53,8 +53,5 @@ def test_index_sentences_flag_and_its_errors(tmp_path: Path, corpus_dir: Path) -
     assert p.returncode == 2 and "pareto_context=mean (asked exact)" in p.stderr
     p = run("index", str(doc), "--index", str(tmp_path / "b"), "--pareto-context", "mean")
     assert p.returncode == 2 and "go with --sentences" in p.stderr
-    p = run("index", str(doc), "--index", str(tmp_path / "c"), "--sentences", "--engine", "ray")
-    assert p.returncode == 2 and "--engine local" in p.stderr
-    assert not (tmp_path / "c").exists()
     p = run("ask", "x", "--index", str(ix), "--method", "pareto", "--k", "0")
     assert p.returncode != 0 and "Traceback" not in p.stderr

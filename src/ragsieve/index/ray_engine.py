@@ -13,6 +13,11 @@ Stages, and where they run:
    rows with their vectors (a ``FixedSizeList``, as Lance's vector indexes need).
 4. *write* (Ray tasks, ``lance-ray``): fragments are written in parallel and committed as one
    Lance append per table. Ray's own ``Dataset.write_lance`` does not work with pylance 14.
+5. *sentences* (Ray actors, :class:`SentenceRows`; only for an index built with
+   ``--sentences``): each worker reads back the chunks stage 4 wrote for its documents (a
+   sentence's passage may be its chunk, and segmenting twice would cost a second model pass)
+   and builds the sentence rows with the local engine's own :func:`build_sentence_rows`: core
+   vectors, Pareto contexts and attention links. They are written like the chunks.
 
 The commit is the store's own (:meth:`Index._commit`): the full-text index is rebuilt and the
 manifest is replaced only after every Lance commit above succeeded, under the same write lock.
@@ -42,7 +47,14 @@ import pyarrow.compute as pc
 
 from ragsieve.embed import index_embedder
 from ragsieve.errors import ConfigError, IndexStoreError, InputError, RagsieveError
+from ragsieve.index.sentences import (
+    SENTENCES,
+    SentenceOptions,
+    build_sentence_rows,
+    sentence_schema,
+)
 from ragsieve.index.store import (
+    CHUNK_COLUMNS,
     CHUNKS,
     DOC_SCHEMA,
     DOCUMENTS,
@@ -51,9 +63,11 @@ from ragsieve.index.store import (
     Progress,
     _chunks_to_arrow,
     _docs_to_arrow,
+    _in_clause,
     _sha256,
     _status,
     chunk_schema,
+    row_to_chunk,
 )
 from ragsieve.io import check_documents, list_files, read_source
 from ragsieve.segment import get_segmenter
@@ -164,6 +178,46 @@ class ChunkAndEmbed:
             return chunk_schema(self.dim).empty_table()
         vecs = self.embedder.embed([c.text for c in chunks])
         return _chunks_to_arrow(chunks, vecs, self.dim)
+
+
+class SentenceRows:
+    """Sentence stage: the sentence table's rows for a batch of documents, as the local engine
+    builds them (:func:`build_sentence_rows`), from the chunks already written for them.
+
+    ``chunks_uri``/``chunks_version`` name the chunks table as stage 4 left it (uncommitted: the
+    manifest still points at the previous version, but the Lance version exists); reading it
+    back gives exactly the chunks the local engine would hand over, without segmenting again.
+    """
+
+    def __init__(
+        self,
+        embedder: str,
+        dim: int,
+        options: SentenceOptions,
+        chunks_uri: str,
+        chunks_version: int,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> None:
+        import lance
+
+        self.embedder = index_embedder(embedder)
+        self.dim = dim
+        self.options = options
+        self.chunks = lance.dataset(
+            chunks_uri, version=chunks_version, storage_options=dict(storage_options or {})
+        )
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        docs = _documents(batch)
+        if not docs:
+            return sentence_schema(self.dim).empty_table()
+        rows = self.chunks.to_table(
+            columns=CHUNK_COLUMNS, filter=_in_clause("doc_id", [d.id for d in docs])
+        ).to_pylist()
+        chunks_of: dict[str, list[Any]] = {}
+        for row in sorted(rows, key=lambda r: (r["doc_id"], r["idx"])):
+            chunks_of.setdefault(row["doc_id"], []).append(row_to_chunk(row))
+        return build_sentence_rows(docs, chunks_of, self.options, self.embedder, self.dim)
 
 
 def document_rows(batch: pa.Table, n_chunks: Mapping[str, int]) -> pa.Table:
@@ -283,13 +337,9 @@ def add_paths_ray(
     ``address`` joins a running cluster (``HOST:PORT`` or ``ray://HOST:10001``); without it a
     local Ray instance is started for the call. ``workers`` is the number of split/segment/embed
     actors (one CPU each; default: every CPU of the cluster; on a cluster, the job waits until
-    that many CPUs are free).
+    that many CPUs are free). An index built with ``--sentences`` gets its sentence rows from
+    the workers too (:class:`SentenceRows`).
     """
-    if index.config.sentences:
-        raise ConfigError(
-            "the Ray engine does not write the sentence table: index with --engine local "
-            "for an index built with --sentences"
-        )
     t0 = time.perf_counter()
     files = list_files(paths)
     # A private instance gets every core, or as many CPUs as workers were asked for: each worker
@@ -361,6 +411,25 @@ def _index_files(
     n_chunks = dict(zip(per_doc["doc_id"].to_pylist(), counts, strict=True))
     report.n_chunks = written.num_rows
     report.n_tokens = int(pc.sum(written["n_tokens"]).as_py() or 0)
+
+    if SENTENCES in tables:
+        sentences = todo.map_batches(
+            SentenceRows,
+            fn_constructor_kwargs={
+                "embedder": cfg.embedder,
+                "dim": dim,
+                "options": cfg.sentence_options(),
+                "chunks_uri": index.location.child_uri(f"{CHUNKS}.lance"),
+                "chunks_version": tables[CHUNKS].version,
+                "storage_options": index.location.storage_options or None,
+            },
+            batch_size=BATCH_DOCS,
+            batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(size=n_workers),
+            num_cpus=1,
+        )
+        _append(index, SENTENCES, sentences, sentence_schema(dim))
+        tables[SENTENCES].checkout_latest()
 
     doc_rows = todo.map_batches(
         document_rows, fn_kwargs={"n_chunks": n_chunks}, batch_format="pyarrow"
