@@ -90,6 +90,15 @@ def steps(quick: bool, llm: bool) -> list[tuple[str, list[str]]]:
             [PY, str(b / "bench_full.py"), "ablation"]
             + (["--limit", "5", "--hotpot-limit", "10"] if quick else []),
         ),
+        (
+            "integrations",
+            [PY, str(b / "bench_integrations.py")]
+            + (
+                ["--limit", "10", "--dev-limit", "20", "--timing-n", "5", "--check-n", "3"]
+                if quick
+                else []
+            ),
+        ),
     ]
     if not quick:
         out += [
