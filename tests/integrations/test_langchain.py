@@ -118,6 +118,19 @@ def test_index_retriever(sample_index_dir: Path) -> None:
         assert scores == sorted(scores, reverse=True)
 
 
+def test_index_retriever_sees_documents_committed_after_it_was_built(tmp_path: Path) -> None:
+    from ragsieve.types import Document as RDocument
+
+    path = tmp_path / "index"
+    Index.create(path).add([RDocument("stone", "Soldiers found the stone in 1799.")])
+    r = RagsieveRetriever(index=str(path), method="naive", k=1)
+    assert r.invoke("Which bird migrates to Africa?")[0].metadata["doc_id"] == "stone"
+    # another writer (a `ragsieve index` run) commits a new document
+    Index.open(path).add([RDocument("stork", "The white stork migrates to Africa each autumn.")])
+    hit = r.invoke("Which bird migrates to Africa?")[0]
+    assert hit.metadata["doc_id"] == "stork" and "stork" in hit.page_content
+
+
 def test_embeddings_are_minilm_vectors() -> None:
     emb = RagsieveEmbeddings()
     docs = emb.embed_documents(["the stone", "honey bees"])

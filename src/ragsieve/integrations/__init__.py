@@ -63,6 +63,8 @@ class IndexMethod:
     Opens ``index`` (``ragsieve index ...`` built it) and builds ``method`` once; :meth:`hits`
     returns each selected chunk's text, score and metadata (``doc_id``, ``title``, ``source``
     and the ``ragsieve_*`` keys, offsets into the indexed document's text). Thread-safe.
+    Each call first picks up what ``ragsieve index`` committed since (one manifest read), as
+    ``serve`` does: a long-lived chain sees documents added after it was built.
     """
 
     def __init__(
@@ -87,6 +89,7 @@ class IndexMethod:
     def hits(self, question: str) -> list[tuple[str, float, dict[str, Any]]]:
         """``(text, score, metadata)`` of each chunk the method selects, in context order."""
         with self._lock:  # a method's models and caches serve one call at a time
+            self.index.reload()
             r = self.method.retrieve([question])[0]
         docs: dict[str, Any] = {}
         out = []
