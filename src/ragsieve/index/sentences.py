@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from ragsieve.embed import Embedder
+from ragsieve.embed import Embedder, truncation_of
 from ragsieve.errors import ConfigError
 from ragsieve.segment.base import sentences_of
 from ragsieve.segment.paragraph import group_by_paragraph
@@ -151,15 +151,23 @@ def context_vectors(
 
     ``mean``: the mean of the other sentences' core vectors of the passage, re-normalised to
     unit length like an embedding. ``exact``: the embedding of the other sentences' text joined
-    by spaces (MiniLM truncates at 256 word pieces); in a two-sentence passage that text is the
-    other sentence, whose core vector is reused.
+    by spaces; in a two-sentence passage that text is the other sentence, whose core vector is
+    reused.
+
+    The model reads only the first word pieces of a text (MiniLM: 254 after [CLS] and [SEP]), so
+    where the embedder says how it truncates (:func:`~ragsieve.embed.truncation_of`) the join
+    stops at the sentence that reaches that limit: the same input ids, so the same vector. Every
+    sentence past the limit then has the same context text, embedded once. Without this, a
+    paragraph of n sentences made n copies of itself: 1,500 sentences in one paragraph took
+    6.5 GB and 140 s.
     """
     n, dim = core.shape
     out = np.zeros((n, dim), dtype=np.float32)
     pas = np.asarray(passages)
-    jobs: list[tuple[int, str]] = []
+    jobs: dict[str, list[int]] = {}  # context text -> the sentences it is the context of
+    cut = truncation_of(embedder) if embedder is not None and form != "mean" else None
     for p in np.unique(pas):
-        members = np.nonzero(pas == p)[0]
+        members = [int(i) for i in np.nonzero(pas == p)[0]]
         if len(members) < 2:
             continue
         if form == "mean":
@@ -173,14 +181,26 @@ def context_vectors(
             # already that exact embedding (a saving, not an approximation).
             out[members[0]], out[members[1]] = core[members[1]], core[members[0]]
         else:
+            lengths = cut[0]([texts[j] for j in members]) if cut else None
             for i in members:
-                jobs.append((int(i), " ".join(texts[j] for j in members if j != i)))
+                parts: list[str] = []
+                used = 0
+                for pos, j in enumerate(members):
+                    if j == i:
+                        continue
+                    parts.append(texts[j])
+                    if lengths is not None and cut is not None:
+                        used += lengths[pos]
+                        if used >= cut[1]:
+                            break  # the model would cut inside this sentence
+                jobs.setdefault(" ".join(parts), []).append(i)
     if jobs:
         if embedder is None:
             raise ConfigError("the exact Pareto context needs an embedder")
-        vecs = embedder.embed([t for _, t in jobs])
-        for (i, _), v in zip(jobs, vecs, strict=True):
-            out[i] = v
+        keys = list(jobs)
+        vecs = embedder.embed(keys)
+        for key, v in zip(keys, vecs, strict=True):
+            out[jobs[key]] = v
     return out
 
 
