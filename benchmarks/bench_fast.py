@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_fast.py agree   # int8 ONNX vs fp32 vectors and links
     .venv/bin/python benchmarks/bench_fast.py cold --baseline-src /tmp/before/src
     .venv/bin/python benchmarks/bench_fast.py index --baseline-src /tmp/before/src
+    .venv/bin/python benchmarks/bench_fast.py stages  # seconds per sentence stage, warm
     .venv/bin/python benchmarks/bench_fast.py context  # Pareto exact vs mean, dev split
     .venv/bin/python benchmarks/bench_fast.py memory
 
@@ -216,6 +217,42 @@ def raw_embedder(folder: Path) -> dict[str, float]:
     return {"seconds": round(s, 2), "tokens": tokens, "tokens_per_s": round(tokens / s, 1)}
 
 
+def stages(paragraphs: int) -> dict[str, Any]:
+    """Where a ``--sentences`` build spends its time, in one warm process: plain, exact and
+    mean builds of the same HotpotQA paragraphs, with the sentence stages' seconds
+    (``AddReport.sentences``). Chunks cost what a plain build costs; the rest is the table."""
+    from ragsieve.index import Index, IndexConfig
+    from ragsieve.io import load_paths
+
+    with tempfile.TemporaryDirectory() as tmp_s:
+        tmp = Path(tmp_s)
+        folder, n = hotpot_folder(tmp / "hotpot", paragraphs)
+        docs = load_paths([folder]).documents
+        Index.create(tmp / "warm", IndexConfig(sentences=True)).add(docs[:5])  # load models
+        out: dict[str, Any] = {"paragraphs": n}
+        kinds = {
+            "plain": IndexConfig(),
+            "sentences (exact context)": IndexConfig(sentences=True),
+            "sentences (mean context)": IndexConfig(sentences=True, pareto_context="mean"),
+        }
+        for i, (name, cfg) in enumerate(kinds.items()):
+            t0 = time.perf_counter()
+            report = Index.create(tmp / f"ix{i}", cfg).add(docs)
+            row: dict[str, Any] = {"seconds": round(time.perf_counter() - t0, 2)}
+            if report.sentences is not None:
+                st = report.sentences
+                row.update(
+                    sentences=st.n_sentences,
+                    core=round(st.core, 2),
+                    context=round(st.context, 2),
+                    links=round(st.links, 2),
+                )
+            row["ratio_to_plain"] = round(out["plain"]["seconds"] / row["seconds"], 3) if i else 1.0
+            out[name] = row
+            print(name, row)
+    return out
+
+
 # ----------------------------------------------------------------------------- agree
 def agree(paragraphs: int, questions: int) -> dict[str, Any]:
     """int8 ONNX against fp32 torch MiniLM: vector cosines, top-10 agreement of every
@@ -370,7 +407,7 @@ def save(name: str, data: dict[str, Any]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("what", choices=["agree", "cold", "index", "context", "memory"])
+    ap.add_argument("what", choices=["agree", "cold", "index", "stages", "context", "memory"])
     ap.add_argument("--baseline-src", default=None, help="src folder of an older checkout")
     ap.add_argument("--repeat", type=int, default=5, help="cold: runs per command")
     ap.add_argument("--paragraphs", type=int, default=400, help="index/agree: corpus size")
@@ -378,7 +415,7 @@ def main() -> None:
     ap.add_argument("--kinds", default="plain,sentences", help=f"index: of {','.join(KINDS)}")
     ap.add_argument("--methods", default="naive,pareto,full", help="context: methods")
     args = ap.parse_args()
-    if args.what in ("agree", "index", "context") and not DATA.is_dir():
+    if args.what in ("agree", "index", "stages", "context") and not DATA.is_dir():
         sys.exit(f"skipped: benchmark data not found at {DATA} (set RAGSIEVE_DATA)")
     if args.what == "agree":
         data = agree(args.paragraphs * 5, args.questions)
@@ -388,6 +425,8 @@ def main() -> None:
         data = context_forms(args.methods)
     elif args.what == "index":
         data = index_runs(args.baseline_src, args.paragraphs, args.kinds.split(","))
+    elif args.what == "stages":
+        data = stages(args.paragraphs)
     else:
         data = memory()
     save(args.what, data)
