@@ -17,11 +17,13 @@ own retriever returned, through :class:`ragsieve.pool.PoolSelector`.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragsieve.embed import index_embedder
 from ragsieve.errors import ConfigError
-from ragsieve.pool import Piece
+from ragsieve.pool import Passage, Piece
 
 #: Metadata keys every integration writes on a selected piece.
 META_KEYS = (
@@ -55,6 +57,21 @@ def piece_meta(piece: Piece, method: str) -> dict[str, Any]:
         "ragsieve_end": piece.end,
         "ragsieve_chunk_id": piece.chunk_id,
     }
+
+
+def titled_passage(text: str, meta: Mapping[str, Any], title_key: str | None) -> Passage:
+    """A framework document as a :class:`Passage`: its text, and its ``title_key`` metadata
+    field as the title (the reranker and the tagger read ``title: sentence``)."""
+    return Passage(text, str(meta.get(title_key) or "") if title_key else "")
+
+
+def embed_lists(model: str, texts: Sequence[str]) -> list[list[float]]:
+    """The index build of ``model`` (the int8 MiniLM for ``minilm``) on ``texts``, as the
+    plain float lists the frameworks' embedding interfaces return; the model loads on first
+    use, once per process."""
+    if not texts:
+        return []
+    return index_embedder(model).embed(list(texts)).tolist()
 
 
 class IndexMethod:

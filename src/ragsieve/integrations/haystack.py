@@ -26,9 +26,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragsieve.integrations import IndexMethod, MissingExtra, piece_meta
+from ragsieve.integrations import IndexMethod, MissingExtra, piece_meta, titled_passage
 from ragsieve.methods import check_spec
-from ragsieve.pool import DEFAULT_METHOD, Passage, PoolResult, PoolSelector
+from ragsieve.pool import DEFAULT_METHOD, PoolResult, PoolSelector
 
 try:
     from haystack import Document, component, default_from_dict, default_to_dict
@@ -107,10 +107,7 @@ class RagsieveRanker:
 
     def select(self, query: str, documents: list[Document]) -> PoolResult:
         """The raw selection for ``documents`` (pieces, trace, timings), for provenance."""
-        key = self.title_key
-        passages = [
-            Passage(d.content or "", str(d.meta.get(key) or "") if key else "") for d in documents
-        ]
+        passages = [titled_passage(d.content or "", d.meta, self.title_key) for d in documents]
         return self.selector.select(query, passages)
 
     @component.output_types(documents=list[Document])

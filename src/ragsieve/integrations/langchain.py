@@ -21,9 +21,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragsieve.embed import index_embedder
-from ragsieve.integrations import IndexMethod, MissingExtra, piece_meta
-from ragsieve.pool import DEFAULT_METHOD, Passage, PoolResult, PoolSelector
+from ragsieve.integrations import (
+    IndexMethod,
+    MissingExtra,
+    embed_lists,
+    piece_meta,
+    titled_passage,
+)
+from ragsieve.pool import DEFAULT_METHOD, PoolResult, PoolSelector
 
 try:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun, Callbacks
@@ -85,11 +90,7 @@ class RagsieveCompressor(BaseDocumentCompressor):
 
     def select(self, documents: Sequence[Document], query: str) -> PoolResult:
         """The raw selection for ``documents`` (pieces, trace, timings), for provenance."""
-        key = self.title_key
-        passages = [
-            Passage(d.page_content, str(d.metadata.get(key) or "") if key else "")
-            for d in documents
-        ]
+        passages = [titled_passage(d.page_content, d.metadata, self.title_key) for d in documents]
         return self._selector.select(query, passages)
 
     def compress_documents(
@@ -165,18 +166,10 @@ class RagsieveEmbeddings(Embeddings):
 
     def __init__(self, model: str = "minilm") -> None:
         self.model = model
-        self._embedder: Any = None
-
-    def _get(self) -> Any:
-        if self._embedder is None:
-            self._embedder = index_embedder(self.model)
-        return self._embedder
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """One normalised vector per text."""
-        if not texts:
-            return []
-        return [[float(x) for x in row] for row in self._get().embed(list(texts))]
+        return embed_lists(self.model, texts)
 
     def embed_query(self, text: str) -> list[float]:
         """The vector of one query (the same model as the documents: MiniLM is symmetric)."""

@@ -23,10 +23,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragsieve.embed import index_embedder
 from ragsieve.errors import InputError
-from ragsieve.integrations import IndexMethod, MissingExtra, piece_meta
-from ragsieve.pool import DEFAULT_METHOD, Passage, PoolResult, PoolSelector
+from ragsieve.integrations import (
+    IndexMethod,
+    MissingExtra,
+    embed_lists,
+    piece_meta,
+    titled_passage,
+)
+from ragsieve.pool import DEFAULT_METHOD, PoolResult, PoolSelector
 
 try:
     from llama_index.core.base.base_retriever import BaseRetriever
@@ -108,11 +113,9 @@ class RagsievePostprocessor(BaseNodePostprocessor):
 
     def select(self, nodes: list[NodeWithScore], query: str) -> PoolResult:
         """The raw selection for ``nodes`` (pieces, trace, timings), for provenance."""
-        key = self.title_key
         passages = [
-            Passage(
-                n.node.get_content(metadata_mode=MetadataMode.NONE),
-                str(n.node.metadata.get(key) or "") if key else "",
+            titled_passage(
+                n.node.get_content(metadata_mode=MetadataMode.NONE), n.node.metadata, self.title_key
             )
             for n in nodes
         ]
@@ -188,21 +191,13 @@ class RagsieveEmbedding(BaseEmbedding):
     """
 
     model_name: str = "minilm"
-    _embedder: Any = PrivateAttr(default=None)
 
     @classmethod
     def class_name(cls) -> str:
         return "RagsieveEmbedding"
 
-    def _get(self) -> Any:
-        if self._embedder is None:
-            self._embedder = index_embedder(self.model_name)
-        return self._embedder
-
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        return [[float(x) for x in row] for row in self._get().embed(list(texts))]
+        return embed_lists(self.model_name, texts)
 
     def _get_text_embedding(self, text: str) -> list[float]:
         return self._get_text_embeddings([text])[0]

@@ -124,8 +124,9 @@ class SearchRequest(BaseModel):
     )
 
 
-class AskRequest(BaseModel):
-    """Body of ``POST /ask`` (the options of ``ragsieve ask``)."""
+class ExplainRequest(BaseModel):
+    """Body of ``POST /explain`` (the options of ``ragsieve explain``; no LLM is called): the
+    question and how its context is retrieved, which ``POST /ask`` takes too."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -145,6 +146,12 @@ class AskRequest(BaseModel):
         None, description="dense | bm25 | hybrid (default: the method's own)."
     )
     reranker: str | None = Field(None, max_length=200, description="Rerank before selection.")
+
+
+class AskRequest(ExplainRequest):
+    """Body of ``POST /ask`` (the options of ``ragsieve ask``): ``/explain``'s fields plus the
+    answer's."""
+
     max_tokens: int = Field(256, ge=1, le=MAX_ANSWER_TOKENS, description="Answer length cap.")
     total_budget: int | None = Field(
         None,
@@ -157,28 +164,6 @@ class AskRequest(BaseModel):
         description="Add an 'explain' key: the evidence report (as POST /explain returns) of "
         "the retrieval this answer used, with the context the answer finally read as selected.",
     )
-
-
-class ExplainRequest(BaseModel):
-    """Body of ``POST /explain`` (the options of ``ragsieve explain``; no LLM is called)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question.")
-    method: str | None = Field(
-        None,
-        min_length=1,
-        max_length=MAX_SPEC_CHARS,
-        description="A method spec (default: the server's --config, else naive).",
-    )
-    k: int = Field(10, ge=1, le=MAX_K, description="Chunks in the context (top-k).")
-    budget: int | None = Field(
-        None, ge=1, le=MAX_BUDGET, description="Fill the context up to N tokens (replaces k)."
-    )
-    retriever: Retriever | None = Field(
-        None, description="dense | bm25 | hybrid (default: the method's own)."
-    )
-    reranker: str | None = Field(None, max_length=200, description="Rerank before selection.")
 
 
 class SearchHit(BaseModel):
