@@ -303,7 +303,10 @@ def index(
     ] = False,
     pareto_context: Annotated[
         str | None,
-        typer.Option("--pareto-context", help="With --sentences: exact (default) | mean."),
+        typer.Option(
+            "--pareto-context",
+            help="With --sentences: late (default) | exact (the paper's) | mean.",
+        ),
     ] = None,
     sentence_passage: Annotated[
         str | None,

@@ -21,6 +21,7 @@ from ragsieve.index.sentences import SENTENCES
 from ragsieve.index.store import MANIFEST
 from ragsieve.segment.base import sentences_of
 from ragsieve.segment.paragraph import group_by_paragraph
+from ragsieve.types import Document
 
 pytestmark = pytest.mark.integration
 
@@ -80,12 +81,39 @@ def test_pareto_vector_is_exactly_0_8_core_plus_0_2_context(sentence_index_dir: 
         assert sum(docs[j] == docs[i] and passages[j] == passages[i] for j in range(len(docs))) == 1
 
 
-def test_exact_context_embeds_the_rest_of_the_passage(tmp_path: Path) -> None:
-    from ragsieve.types import Document
+def _reports(n: int) -> list[str]:
+    """``n`` distinct sentences of about 20 word pieces (one long paragraph when joined)."""
+    return [
+        f"Report {i} says the sample from site {i % 7} was kept at {i % 5 + 2} degrees for "
+        f"{i * 3} days, then moved."
+        for i in range(n)
+    ]
 
+
+class _Recording:
+    """The same embedder, recording the texts it is asked to embed and to read for token
+    outputs (what a context form costs)."""
+
+    def __init__(self, emb) -> None:  # type: ignore[no-untyped-def]
+        self.emb, self.name, self.dim = emb, emb.name, emb.dim
+        self.token_lengths, self.max_text_tokens = emb.token_lengths, emb.max_text_tokens
+        self.embedded: list[str] = []
+        self.read: list[str] = []
+
+    def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
+        self.embedded.extend(texts)
+        return self.emb.embed(texts, batch_size=batch_size)
+
+    def token_states(self, texts: list[str], *, batch_size: int = 64) -> list:  # type: ignore[type-arg]
+        self.read.extend(texts)
+        return self.emb.token_states(texts, batch_size=batch_size)
+
+
+def _three_passages(where: Path, form: str):  # type: ignore[no-untyped-def]
+    """An index of one document with passages of 3, 1 and 2 sentences, reopened: its sentence
+    rows (with vectors), their texts, and the embedder that wrote them."""
     idx = Index.create(
-        tmp_path / "ix",
-        IndexConfig(sentences=True, pareto_context="exact", links=2, link_distance=2),
+        where, IndexConfig(sentences=True, pareto_context=form, links=2, link_distance=2)
     )
     text = (
         "Ada wrote the first program. It ran on the Analytical Engine. Babbage designed it."
@@ -93,10 +121,17 @@ def test_exact_context_embeds_the_rest_of_the_passage(tmp_path: Path) -> None:
         "\n\nTwo sentences make this paragraph. Each is the other's context."
     )
     idx.add([Document(id="ada", text=text, title="Ada")])
-    t = idx.sentence_rows(None, vectors=["vector", "context", "pareto"])
+    reopened = Index.open(where)
+    assert reopened.config.pareto_context == form
+    t = reopened.sentence_rows(None, vectors=["vector", "context", "pareto"])
     sents = t.column("text").to_pylist()
     assert len(sents) == 6 and t.column("passage").to_pylist() == [0, 0, 0, 1, 2, 2]
-    emb = idx.embedder  # the build that writes the index's vectors (int8 ONNX MiniLM)
+    # the build that writes the index's vectors (int8 ONNX MiniLM)
+    return t, sents, reopened.embedder
+
+
+def test_exact_context_embeds_the_rest_of_the_passage(tmp_path: Path) -> None:
+    t, sents, emb = _three_passages(tmp_path / "ix", "exact")
     want = emb.embed([" ".join(s for j, s in enumerate(sents[:3]) if j != i) for i in range(3)])
     ctx, core, par = _vec(t, "context"), _vec(t, "vector"), _vec(t, "pareto")
     np.testing.assert_allclose(ctx[:3], want, atol=1e-5)
@@ -118,28 +153,77 @@ def test_exact_context_of_a_long_paragraph_stops_where_the_model_truncates(build
 
     emb = get_embedder(build)
     assert truncation_of(emb) is not None and truncation_of(emb)[1] == 254
-    sents = [
-        f"Report {i} says the sample from site {i % 7} was kept at {i % 5 + 2} degrees for "
-        f"{i * 3} days, then moved."
-        for i in range(40)
-    ]
+    sents = _reports(40)
     core = emb.embed(sents)
-    calls: list[int] = []
-
-    class Counting:  # the same embedder, counting the texts it is asked to embed
-        name, dim = emb.name, emb.dim
-        token_lengths = staticmethod(emb.token_lengths)
-        max_text_tokens = emb.max_text_tokens
-
-        def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
-            calls.append(len(texts))
-            return emb.embed(texts, batch_size=batch_size)
-
-    got = context_vectors(core, [0] * 40, sents, "exact", Counting())  # type: ignore[arg-type]
+    rec = _Recording(emb)
+    got = context_vectors(core, [0] * 40, sents, "exact", rec)  # type: ignore[arg-type]
     whole = emb.embed([" ".join(s for j, s in enumerate(sents) if j != i) for i in range(40)])
     np.testing.assert_allclose(got, whole, atol=2e-5)
     # about 20 word pieces a sentence: ~13 sentences fill the window; the rest share a text
-    assert sum(calls) < 20, calls
+    assert len(rec.embedded) < 20, len(rec.embedded)
+
+
+def _pooled_others(emb, sents: list[str]) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Per sentence, the re-normalised mean of the token outputs of the others, from one
+    reading of the joined passage (the ``late`` context's definition)."""
+    text = " ".join(sents)
+    starts = np.cumsum([0] + [len(s) + 1 for s in sents[:-1]])
+    ((spans, hidden),) = emb.token_states([text])
+    real = spans[:, 1] > spans[:, 0]
+    owner = np.searchsorted(starts, spans[:, 0], side="right") - 1
+    out = []
+    for i in range(len(sents)):
+        v = hidden[real & (owner != i)].mean(axis=0)
+        out.append(v / np.linalg.norm(v))
+    return np.asarray(out)
+
+
+def test_late_context_pools_the_rest_of_the_passage_read_once(tmp_path: Path) -> None:
+    t, sents, emb = _three_passages(tmp_path / "ix", "late")
+    ctx, core, par = _vec(t, "context"), _vec(t, "vector"), _vec(t, "pareto")
+    np.testing.assert_allclose(ctx[:3], _pooled_others(emb, sents[:3]), atol=1e-5)
+    np.testing.assert_allclose(ctx[4:], _pooled_others(emb, sents[4:]), atol=1e-5)
+    np.testing.assert_allclose(par[:3], 0.8 * core[:3] + 0.2 * ctx[:3], atol=1e-5)
+    assert not ctx[3].any()  # a one-sentence passage has no context (ParetoRAG's NULL)
+    np.testing.assert_array_equal(par[3], core[3])
+    # Close to the paper's exact context (the rest of the passage embedded on its own), and
+    # not the sentence itself.
+    exact = emb.embed([" ".join(s for j, s in enumerate(sents[:3]) if j != i) for i in range(3)])
+    assert (np.sum(ctx[:3] * exact, axis=1) > 0.8).all()  # measured 0.83-0.95
+    assert (np.sum(ctx[:3] * exact, axis=1) > np.sum(ctx[:3] * core[:3], axis=1)).all()
+
+
+@pytest.mark.parametrize("build", ["minilm-onnx", "minilm"])
+def test_late_context_reads_a_long_paragraph_once_in_pieces_the_model_keeps(
+    build: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A paragraph longer than the model's 254 word pieces is read in consecutive pieces that
+    fit, each once: no sentence is cut off, every one gets a context, in both MiniLM builds."""
+    from ragsieve.embed import get_embedder
+    from ragsieve.index import sentences
+    from ragsieve.index.sentences import context_vectors
+
+    emb = get_embedder(build)
+    sents = _reports(40)
+    core = emb.embed(sents)
+    rec = _Recording(emb)
+    got = context_vectors(core, [0] * 40, sents, "late", rec)  # type: ignore[arg-type]
+    assert rec.embedded == []  # the late context embeds no text of its own
+    read = rec.read
+    lengths = emb.token_lengths(sents)
+    assert 4 <= len(read) <= 8  # about 1,000 word pieces in pieces of at most 254
+    # Every sentence read once, in consecutive runs of the paragraph.
+    assert all(sum(r.count(x) for r in read) == 1 for x in sents)
+    assert " ".join(sorted(read, key=lambda r: int(r.split()[1]))) == " ".join(sents)
+    assert all(sum(emb.token_lengths([r])) <= 254 for r in read)
+    assert sum(lengths) == sum(emb.token_lengths(read))
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    exact = emb.embed([" ".join(s for j, s in enumerate(sents) if j != i) for i in range(3)])
+    assert (np.sum(got[:3] * exact, axis=1) > 0.8).all()
+    # Read two pieces at a time (memory bound of a large write): the same vectors.
+    monkeypatch.setattr(sentences, "LATE_PIECES", 2)
+    again = context_vectors(core, [0] * 40, sents, "late", emb)
+    np.testing.assert_allclose(again, got, atol=1e-4)
 
 
 def test_remove_deletes_the_sentences_too(sentence_index_dir: Path, tmp_path: Path) -> None:

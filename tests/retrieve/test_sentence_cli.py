@@ -55,3 +55,18 @@ def test_index_sentences_flag_and_its_errors(tmp_path: Path, corpus_dir: Path) -
     assert p.returncode == 2 and "go with --sentences" in p.stderr
     p = run("ask", "x", "--index", str(ix), "--method", "pareto", "--k", "0")
     assert p.returncode != 0 and "Traceback" not in p.stderr
+
+
+def test_index_sentences_with_the_late_context(tmp_path: Path, corpus_dir: Path) -> None:
+    ix = tmp_path / "late"
+    doc = corpus_dir / "voyager.md"
+    p = run("index", str(doc), "--index", str(ix), "--sentences", "--pareto-context", "late")
+    assert p.returncode == 0, p.stderr
+    assert json.loads((ix / MANIFEST).read_text())["config"]["pareto_context"] == "late"
+    p = run("search", "golden record", "--index", str(ix), "--method", "pareto[context=late]")
+    assert p.returncode == 0, p.stderr
+    assert "record" in p.stdout.lower()
+    p = run(
+        "index", str(doc), "--index", str(tmp_path / "x"), "--sentences", "--pareto-context", "nope"
+    )
+    assert p.returncode == 2 and "exact, late" in p.stderr and "Traceback" not in p.stderr

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -128,6 +128,34 @@ class SentenceTransformerEmbedder:
         )
         return [len(ids) for ids in enc["input_ids"]]
 
+    def token_states(
+        self, texts: list[str], *, batch_size: int = 64
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per text, the character spans and token outputs the model pools (special tokens
+        span ``(0, 0)``), as :meth:`MiniLMOnnxEmbedder.token_states`."""
+        if not texts:
+            return []
+        model = self._model
+        enc = model.tokenizer(  # type: ignore[attr-defined]
+            list(texts),
+            truncation=True,
+            max_length=model.max_seq_length,  # type: ignore[attr-defined]
+            return_offsets_mapping=True,
+        )
+        with self._lock:
+            states = model.encode(  # type: ignore[attr-defined]
+                list(texts),
+                batch_size=batch_size,
+                output_value="token_embeddings",
+                convert_to_numpy=False,
+                show_progress_bar=False,
+            )
+        out = []
+        for offsets, h in zip(enc["offset_mapping"], states, strict=True):
+            hidden = np.asarray(h.float().cpu().numpy(), dtype=np.float32)
+            out.append((np.asarray(offsets, dtype=np.int64).reshape(-1, 2), hidden))
+        return out
+
     def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -177,11 +205,11 @@ class MiniLMOnnxEmbedder:
         encs = self._tok.encode_batch(list(texts), add_special_tokens=False)
         return [len(e.ids) for e in encs]
 
-    def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if not texts:
-            return out
-        encs = self._tok.encode_batch(list(texts))
+    def _hidden(
+        self, encs: list, batch_size: int
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``(text positions, last hidden states, mask)`` per forward pass over ``encs``: texts
+        sorted by length, at most ``batch_size`` texts and ``max_batch_tokens`` padded tokens."""
         lengths = [len(e.ids) for e in encs]
         order = np.argsort(lengths, kind="stable")
         b = 0
@@ -196,21 +224,44 @@ class MiniLMOnnxEmbedder:
                 n += 1
             idx = order[b : b + n]
             b += n
-            width = max(len(encs[i].ids) for i in idx)
+            width = max(lengths[i] for i in idx)
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
             for r, i in enumerate(idx):
-                n = len(encs[i].ids)
-                ids[r, :n] = encs[i].ids
-                mask[r, :n] = 1
+                ids[r, : lengths[i]] = encs[i].ids
+                mask[r, : lengths[i]] = 1
             (hidden,) = self._sess.run(
                 ["last_hidden_state"],
                 {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
             )
+            yield idx, hidden, mask
+
+    def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        for idx, hidden, mask in self._hidden(self._tok.encode_batch(list(texts)), batch_size):
             m = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
-            out[idx] = pooled
+            out[idx] = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
         return _normalise(out)
+
+    def token_states(
+        self, texts: list[str], *, batch_size: int = 64
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per text, the character span ``(start, end)`` and the last hidden state of every
+        position the model reads (``[CLS]`` and ``[SEP]`` have the span ``(0, 0)``; truncated at
+        256 like :meth:`embed`): what :meth:`embed` mean-pools, for pooling over parts of a
+        text read whole (the ``late`` Pareto context)."""
+        encs = self._tok.encode_batch(list(texts))
+        out: list[tuple[np.ndarray, np.ndarray]] = [
+            (np.zeros((0, 2), dtype=np.int64), np.zeros((0, self.dim), dtype=np.float32))
+        ] * len(texts)
+        for idx, hidden, _ in self._hidden(encs, batch_size):
+            for r, i in enumerate(idx):
+                n = len(encs[i].ids)
+                spans = np.asarray(encs[i].offsets, dtype=np.int64).reshape(n, 2)
+                out[i] = (spans, np.asarray(hidden[r, :n], dtype=np.float32))
+        return out
 
 
 def _minilm_torch() -> Embedder:

@@ -166,11 +166,13 @@ class IndexConfig:
     #: Pareto passage of a sentence: auto (= chunk for --chunker sage, else paragraph),
     #: paragraph, chunk or document.
     sentence_passage: str = "auto"
-    #: Pareto context vector: exact (embed the rest of the passage, the paper's form) or mean
-    #: (of the other sentences' vectors: no extra embedding). Exact is the default: on
-    #: hotpotqa-sent it beat mean at budget 450 and at k = 2, 3, 5 for 1.8x the index build
-    #: time (docs/sentence-retrieval.md).
-    pareto_context: str = "exact"
+    #: Pareto context vector: late (the other sentences' token outputs from one reading of the
+    #: passage), exact (embed the rest of the passage apart, the paper's form: one embedding
+    #: per sentence) or mean (of the other sentences' vectors: no extra embedding). Late is the
+    #: default since issue 19: the same recall as exact on development and held-out HotpotQA
+    #: questions, where mean lost recall, for a third of exact's build time (BENCHMARKS.md,
+    #: "Pareto context forms"; docs/sentence-retrieval.md).
+    pareto_context: str = "late"
     #: ParetoRAG's core-sentence weight (Sec. 3.2; the paper's default 0.8).
     alpha: float = 0.8
     #: SAKI links stored per sentence (top-T of Eq. 4) and the farthest linked sentence.
