@@ -157,8 +157,12 @@ def test_qwen_joins_verifies_and_answers(tmp_path: Path, monkeypatch: pytest.Mon
     assert llm.model_path.parent == tmp_path
     digest = hashlib.sha256(llm.model_path.read_bytes()).hexdigest()
     assert digest == QWEN_SHA256
+    # The context names the country: given only "The capital is Lutz.", Qwen follows the
+    # prompt's "If the answer is not in the context, say I don't know" (and it is right to).
     gen = llm.generate(
-        build_answer_messages("What is the capital of Zubrowka?", ["The capital is Lutz."])
+        build_answer_messages(
+            "What is the capital of Zubrowka?", ["The capital of Zubrowka is Lutz."]
+        )
     )
     assert "Lutz" in gen.text
 
