@@ -386,18 +386,25 @@ def _index_files(
     del read  # its object-store copy of the unchanged documents is no longer needed
 
     cfg, dim = index.config, int(index.manifest["dim"])
-    chunks = todo.map_batches(
+
+    def on_workers(actor: type, **kwargs: Any) -> Any:
+        """``todo`` through a pool of ``n_workers`` one-CPU ``actor``s (each loads its models
+        once), ``BATCH_DOCS`` documents a call."""
+        return todo.map_batches(
+            actor,
+            fn_constructor_kwargs=kwargs,
+            batch_size=BATCH_DOCS,
+            batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(size=n_workers),
+            num_cpus=1,
+        )
+
+    chunks = on_workers(
         ChunkAndEmbed,
-        fn_constructor_kwargs={
-            "chunker": cfg.chunker,
-            "chunk_tokens": cfg.chunk_tokens,
-            "embedder": cfg.embedder,
-            "dim": dim,
-        },
-        batch_size=BATCH_DOCS,
-        batch_format="pyarrow",
-        compute=ray.data.ActorPoolStrategy(size=n_workers),
-        num_cpus=1,
+        chunker=cfg.chunker,
+        chunk_tokens=cfg.chunk_tokens,
+        embedder=cfg.embedder,
+        dim=dim,
     )
     _append(index, CHUNKS, chunks, chunk_schema(dim))
     tables[CHUNKS].checkout_latest()
@@ -413,20 +420,14 @@ def _index_files(
     report.n_tokens = int(pc.sum(written["n_tokens"]).as_py() or 0)
 
     if SENTENCES in tables:
-        sentences = todo.map_batches(
+        sentences = on_workers(
             SentenceRows,
-            fn_constructor_kwargs={
-                "embedder": cfg.embedder,
-                "dim": dim,
-                "options": cfg.sentence_options(),
-                "chunks_uri": index.location.child_uri(f"{CHUNKS}.lance"),
-                "chunks_version": tables[CHUNKS].version,
-                "storage_options": index.location.storage_options or None,
-            },
-            batch_size=BATCH_DOCS,
-            batch_format="pyarrow",
-            compute=ray.data.ActorPoolStrategy(size=n_workers),
-            num_cpus=1,
+            embedder=cfg.embedder,
+            dim=dim,
+            options=cfg.sentence_options(),
+            chunks_uri=index.location.child_uri(f"{CHUNKS}.lance"),
+            chunks_version=tables[CHUNKS].version,
+            storage_options=index.location.storage_options or None,
         )
         _append(index, SENTENCES, sentences, sentence_schema(dim))
         tables[SENTENCES].checkout_latest()

@@ -242,9 +242,16 @@ def late_context_vectors(
     lengths_of, limit = cut
     outs = [np.zeros((len(t), dim), dtype=np.float32) for t in texts]
     # One job per piece: (document, member sentence ids, their character starts in the text).
-    jobs: list[tuple[int, list[int], list[int]]] = []
+    jobs: list[tuple[int, list[int], np.ndarray]] = []
     job_texts: list[str] = []
     groups: list[tuple[int, list[int]]] = []  # (document, the sentences of one passage)
+
+    def read(d: int, piece: list[int]) -> None:
+        parts = [texts[d][j] for j in piece]
+        starts = np.cumsum([0] + [len(t) + 1 for t in parts[:-1]])  # joined by one space
+        jobs.append((d, piece, starts))
+        job_texts.append(" ".join(parts))
+
     for d, (doc_texts, doc_passages) in enumerate(zip(texts, passages, strict=True)):
         pas = np.asarray(doc_passages)
         for p in np.unique(pas):
@@ -257,17 +264,11 @@ def late_context_vectors(
             used = 0
             for j, n_tok in zip(members, lengths, strict=True):
                 if piece and used + n_tok > limit:
-                    jobs.append((d, piece, []))
+                    read(d, piece)
                     piece, used = [], 0
                 piece.append(j)
                 used += n_tok
-            jobs.append((d, piece, []))
-    for d, piece, starts in jobs:
-        pos = 0
-        for j in piece:
-            starts.append(pos)
-            pos += len(texts[d][j]) + 1
-        job_texts.append(" ".join(texts[d][j] for j in piece))
+            read(d, piece)
     sums = [np.zeros((len(t), dim), dtype=np.float64) for t in texts]
     counts = [np.zeros(len(t), dtype=np.int64) for t in texts]
     # Token outputs are 1.5 kB a word piece: read LATE_PIECES pieces at a time (by length, so
@@ -280,7 +281,7 @@ def late_context_vectors(
         ):
             d, piece, starts = jobs[i]
             text = spans[:, 1] > spans[:, 0]  # [CLS] and [SEP] belong to no sentence
-            owner = np.searchsorted(np.asarray(starts), spans[:, 0], side="right") - 1
+            owner = np.searchsorted(starts, spans[:, 0], side="right") - 1
             for k, j in enumerate(piece):
                 mine = text & (owner == k)
                 sums[d][j] += hidden[mine].sum(axis=0)
