@@ -70,3 +70,10 @@ def test_index_sentences_with_the_late_context(tmp_path: Path, corpus_dir: Path)
         "index", str(doc), "--index", str(tmp_path / "x"), "--sentences", "--pareto-context", "nope"
     )
     assert p.returncode == 2 and "exact, late" in p.stderr and "Traceback" not in p.stderr
+    assert not (tmp_path / "x" / MANIFEST).exists()  # nothing was written
+    # ... and on the existing index, which stays as it was and still answers.
+    before = (ix / MANIFEST).read_text()
+    p = run("index", str(doc), "--index", str(ix), "--sentences", "--pareto-context", "nope")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    assert (ix / MANIFEST).read_text() == before
+    assert run("search", "golden record", "--index", str(ix), "--method", "pareto").returncode == 0
