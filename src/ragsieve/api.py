@@ -65,6 +65,7 @@ def prune(
     hops: int = 2,
     min_keep: int = 1,
     model: str | Path | None = None,
+    passage_threshold: float | None = None,
 ) -> list[Kept]:
     """The sentences of ``passages`` that the evidence tagger keeps for ``question``, most
     relevant first, each with its keep probability and its paragraph's relevance.
@@ -98,5 +99,5 @@ def prune(
                 items.append((title, sents))
                 owner.append(i)
     tagger = get_tagger(str(model) if model is not None else None)
-    kept = run(tagger, question, items, threshold, hops, min_keep).kept
+    kept = run(tagger, question, items, threshold, hops, min_keep, passage_threshold).kept
     return [replace(k, passage=owner[k.passage]) for k in kept]

@@ -127,6 +127,8 @@ class FullConfig(SageConfig):
     scorer: str = field(default_factory=default_scorer)
     #: The tagger's keep threshold (None: the model's default); a tagger folder (None: shipped).
     threshold: float | None = None
+    #: The tagger's passage threshold (None: the model's default; 0: no passage rejection).
+    passage_threshold: float | None = None
     tagger_model: str | None = None
 
     def __post_init__(self) -> None:
@@ -138,6 +140,7 @@ class FullConfig(SageConfig):
         if self.scorer not in SCORERS:
             self.reranker, self.scorer = self.scorer, "reranker"
         check_threshold(self.threshold)
+        check_threshold(self.passage_threshold, "passage_threshold")
         if self.scorer == "tagger" and self.order == "mcts":
             raise ConfigError("order=mcts orders reranker scores: use it with scorer=reranker")
         for name in ("chunks", "expand", "links"):
@@ -462,7 +465,16 @@ class FullMethod(Method):
         ]
         stop()
         sel, cands = tag_and_select(
-            self.tagger, q, units, c.threshold, c.hops, c.min_k, c.budget, c.unit, t
+            self.tagger,
+            q,
+            units,
+            c.threshold,
+            c.hops,
+            c.min_k,
+            c.budget,
+            c.unit,
+            t,
+            c.passage_threshold,
         )
         trace = {
             "method": self.name,
@@ -516,7 +528,7 @@ FULL = MethodDef(
     "full",
     FullConfig,
     FullMethod,
-    aliases={"n": "N", "candidates": "N"},
+    aliases={"n": "N", "candidates": "N", "pth": "passage_threshold"},
     needs_sentences=True,
     summary="every stage at sentence level: Pareto + hybrid, rerank, SAKI links, cut, order",
 )

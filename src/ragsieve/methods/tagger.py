@@ -45,6 +45,9 @@ class TaggerConfig:
     retriever: str = "dense"
     #: Keep probability a sentence needs (None: the model's default, chosen on its dev split).
     threshold: float | None = None
+    #: Passage relevance a passage needs to contribute sentences (None: the model's default;
+    #: 0: no passage rejection).
+    passage_threshold: float | None = None
     #: 2: a second tagger pass with the question + the bridge sentences.
     hops: int = 2
     #: The most probable sentences kept whatever their probability (never an empty context).
@@ -56,6 +59,7 @@ class TaggerConfig:
 
     def __post_init__(self) -> None:
         check_threshold(self.threshold)
+        check_threshold(self.passage_threshold, "passage_threshold")
         if not isinstance(self.k, int) or self.k < 1:
             raise ConfigError(f"k must be at least 1, got {self.k!r}")
         if self.hops not in (1, 2):
@@ -215,13 +219,14 @@ def tag_and_select(
     budget: int | None,
     unit: str,
     timings: dict[str, float],
+    passage_threshold: float | None = None,
 ) -> tuple[Selection, list[Scored]]:
     """The tagger over each passage's sentence chunks (empty passages dropped), then
     :func:`tagged_selection`; the ``tag`` and ``select`` stages are timed into ``timings``."""
     stop = timed(timings, "tag")
     units = [u for u in units if u]
     passages = [(u[0].title, [s.text for s in u]) for u in units]
-    pruned = prune(tagger, question, passages, threshold, hops, min_keep)
+    pruned = prune(tagger, question, passages, threshold, hops, min_keep, passage_threshold)
     stop()
     stop = timed(timings, "select")
     found = tagged_selection(pruned, units, budget, unit)
@@ -248,7 +253,16 @@ class TaggerMethod(Method):
             t: dict[str, float] = {"retrieve": per_q}
             units = [chunk_sentences(s.chunk) for s in chunks]
             sel, cands = tag_and_select(
-                self.tagger, q, units, c.threshold, c.hops, c.min_keep, c.budget, c.unit, t
+                self.tagger,
+                q,
+                units,
+                c.threshold,
+                c.hops,
+                c.min_keep,
+                c.budget,
+                c.unit,
+                t,
+                c.passage_threshold,
             )
             trace: dict[str, Any] = {
                 "method": self.name,
@@ -265,6 +279,6 @@ TAGGER = MethodDef(
     "tagger",
     TaggerConfig,
     TaggerMethod,
-    aliases={"th": "threshold"},
+    aliases={"th": "threshold", "pth": "passage_threshold"},
     summary="naive candidates read whole by the evidence tagger; the sentences it keeps",
 )

@@ -81,6 +81,12 @@ def prune_cmd(
         float | None, typer.Option(min=0.0, max=1.0, help="Keep threshold (default: model's).")
     ] = None,
     hops: Annotated[int, typer.Option(min=1, max=2, help="2: a second, bridge pass.")] = 2,
+    passage_threshold: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0, max=1.0, help="Passage relevance a passage needs (default: model's; 0: off)."
+        ),
+    ] = None,
     model: Annotated[
         Path | None, typer.Option(help="A tagger folder (default: the shipped model).")
     ] = None,
@@ -97,7 +103,14 @@ def prune_cmd(
             items.append((path.stem.replace("_", " "), path.read_text(encoding="utf-8")))
         except UnicodeDecodeError as e:
             raise InputError(f"{path}: not valid UTF-8 (byte {e.start}); convert it first") from e
-    kept = prune(question, items, threshold=threshold, hops=hops, model=model)
+    kept = prune(
+        question,
+        items,
+        threshold=threshold,
+        hops=hops,
+        model=model,
+        passage_threshold=passage_threshold,
+    )
     if as_json:
         rows = [
             {

@@ -64,18 +64,33 @@ class PassageEncoder:
 
     def windows(self, question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[Window]:
         """Windows of every ``(title, sentences)`` passage, in passage order."""
-        q = self._ids([question])[0][:MAX_QUESTION_TOKENS]
-        head = [self.cls, *q, self.sep]
+        q = self._ids([question])[0]
+        return self.windows_from_ids(
+            q,
+            [
+                (self._ids([f"{title}:"])[0] if title.strip() else [], self._ids(list(sentences)))
+                for title, sentences in passages
+            ],
+        )
+
+    def windows_from_ids(
+        self,
+        question: Sequence[int],
+        passages: Sequence[tuple[Sequence[int], Sequence[Sequence[int]]]],
+    ) -> list[Window]:
+        """:meth:`windows` from word-piece ids already computed (the question's, and each
+        passage's title ids and sentence ids): training tokenises every distinct text once,
+        in one batch, and builds the same windows as inference."""
+        head = [self.cls, *list(question)[:MAX_QUESTION_TOKENS], self.sep]
         out: list[Window] = []
-        for p, (title, sentences) in enumerate(passages):
-            t = self._ids([f"{title}:"])[0] if title.strip() else []
+        for p, (title_ids, sentence_ids) in enumerate(passages):
             room = self.max_length - len(head) - 1
-            t = t[: room // 4]
+            t = list(title_ids)[: room // 4]
             room -= len(t)
             ids: list[int] = []
             sent_of: list[int] = []
-            for i, s in enumerate(self._ids(list(sentences))):
-                s = s[:room]
+            for i, s in enumerate(sentence_ids):
+                s = list(s)[:room]
                 if ids and len(ids) + len(s) > room:
                     out.append(self._window(p, head, t, ids, sent_of))
                     ids, sent_of = [], []

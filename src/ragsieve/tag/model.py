@@ -28,6 +28,9 @@ MODEL_FILES = {"int8": "model.onnx", "fp32": "model_fp32.onnx"}
 CONFIG_FILE = "tagger_config.json"
 DEFAULT_MAX_LENGTH = 256
 DEFAULT_THRESHOLD = 0.1
+#: Passage rejection is off for a model whose config names no passage threshold (the models
+#: trained before the passage head learned from whole-passage negatives).
+DEFAULT_PASSAGE_THRESHOLD = 0.0
 
 #: A passage as the tagger reads it: its title ("" for none) and its sentences.
 Passage = tuple[str, Sequence[str]]
@@ -95,6 +98,13 @@ class OnnxTagger:
         """The model's default keep threshold (chosen on its dev split at training)."""
         self._load()
         return float(self.config.get("threshold", DEFAULT_THRESHOLD))
+
+    @property
+    def passage_threshold(self) -> float:
+        """The passage relevance below which a passage contributes no sentence (chosen with
+        ``threshold`` on the dev split; 0: no rejection)."""
+        self._load()
+        return float(self.config.get("passage_threshold", DEFAULT_PASSAGE_THRESHOLD))
 
     def _load(self) -> None:
         if self._session is not None:

@@ -2,10 +2,14 @@
 passages ordered by the passage head, and a second hop for the bridge of a multi-hop question.
 
 The threshold decides how many sentences a question gets (no global top-k, no guess from the
-shape of a score curve). The second hop reads every other passage again with the question joined
-by the sentences kept from the most relevant passage, so that "the director of that film" can
-be found once the film is known; a sentence keeps the better of its two probabilities. At least
-``min_keep`` sentences are kept (the most probable ones), so that a question never gets an empty
+shape of a score curve). The passage head decides first: a passage whose relevance is below the
+passage threshold contributes no sentence (Provence's passage rejection: 8 of 10 pool passages
+are distractors). The second hop reads every other passage again with the question joined by
+the sentences kept from the most relevant passage, so that "the director of that film" can be
+found once the film is known; a second reading counts only where its own passage relevance
+reaches the passage threshold (the bridge cannot turn an unrelated passage on), and then a
+sentence keeps the better of its two probabilities. At least ``min_keep`` sentences are kept
+(the most probable ones, whatever their passage), so that a question never gets an empty
 context.
 """
 
@@ -28,6 +32,9 @@ class Tagger(Protocol):
 
     @property
     def threshold(self) -> float: ...
+
+    @property
+    def passage_threshold(self) -> float: ...
 
     def tag(self, question: str, passages: Sequence[Passage]) -> list[Tagged]: ...
 
@@ -52,23 +59,32 @@ class Pruned:
     kept: list[Kept]
     threshold: float
     trace: dict[str, Any] = field(default_factory=dict)
+    passage_threshold: float = 0.0
 
 
-def check_threshold(threshold: float | None) -> None:
+def check_threshold(threshold: float | None, name: str = "threshold") -> None:
     if threshold is not None and (
         not isinstance(threshold, int | float)
         or isinstance(threshold, bool)
-        or not 0 < threshold < 1
+        or not 0 <= threshold < 1
+        or (name == "threshold" and threshold == 0)
     ):
-        raise ConfigError(f"threshold must be in (0, 1), got {threshold!r}")
+        bounds = "(0, 1)" if name == "threshold" else "[0, 1)"
+        raise ConfigError(f"{name} must be in {bounds}, got {threshold!r}")
 
 
 def _bridge_hop(
-    tagger: Tagger, question: str, passages: Sequence[Passage], tagged: list[Tagged], th: float
+    tagger: Tagger,
+    question: str,
+    passages: Sequence[Passage],
+    tagged: list[Tagged],
+    th: float,
+    pth: float,
 ) -> tuple[list[Tagged], dict[str, Any]]:
     """Second pass over the other passages with the question + the best passage's kept
-    sentences; each sentence and passage keeps the better of its two readings."""
-    with_kept = [i for i, t in enumerate(tagged) if t.kept(th)]
+    sentences. A second reading counts only if its passage relevance reaches ``pth``; then
+    each sentence and the passage keep the better of their two readings."""
+    with_kept = [i for i, t in enumerate(tagged) if t.relevance >= pth and t.kept(th)]
     if not with_kept or len(passages) < 2:
         return tagged, {"hop": None}
     bridge = max(with_kept, key=lambda i: (tagged[i].relevance, float(tagged[i].probs.max())))
@@ -77,9 +93,14 @@ def _bridge_hop(
     others = [i for i in range(len(passages)) if i != bridge]
     second = tagger.tag(f"{question} {joined}", [passages[i] for i in others])
     out = list(tagged)
+    gated = 0
     for i, t in zip(others, second, strict=True):
+        if t.relevance < pth:
+            gated += 1
+            continue
         out[i] = Tagged(np.maximum(tagged[i].probs, t.probs), max(tagged[i].relevance, t.relevance))
-    return out, {"hop": {"bridge_passage": bridge, "query_added": joined, "passages": len(others)}}
+    hop = {"bridge_passage": bridge, "query_added": joined, "passages": len(others)}
+    return out, {"hop": {**hop, "gated": gated}}
 
 
 def prune(
@@ -89,19 +110,24 @@ def prune(
     threshold: float | None = None,
     hops: int = 2,
     min_keep: int = 1,
+    passage_threshold: float | None = None,
 ) -> Pruned:
     """Tag ``passages`` for ``question`` (``hops`` 1 or 2) and keep the sentences at or above
-    ``threshold`` (None: the model's default)."""
+    ``threshold`` of the passages at or above ``passage_threshold`` (None: the model's
+    defaults; 0 turns passage rejection off)."""
     check_threshold(threshold)
+    check_threshold(passage_threshold, "passage_threshold")
     if hops not in (1, 2):
         raise ConfigError(f"hops must be 1 or 2, got {hops!r}")
     th = tagger.threshold if threshold is None else float(threshold)
+    pth = tagger.passage_threshold if passage_threshold is None else float(passage_threshold)
     tagged = tagger.tag(question, passages)
-    trace: dict[str, Any] = {"threshold": th, "passages": len(passages)}
+    trace: dict[str, Any] = {"threshold": th, "passage_threshold": pth, "passages": len(passages)}
     if hops == 2:
-        tagged, hop = _bridge_hop(tagger, question, passages, tagged, th)
+        tagged, hop = _bridge_hop(tagger, question, passages, tagged, th, pth)
         trace.update(hop)
-    keep = {(p, s) for p, t in enumerate(tagged) for s in t.kept(th)}
+    keep = {(p, s) for p, t in enumerate(tagged) if t.relevance >= pth for s in t.kept(th)}
+    trace["rejected_passages"] = sum(1 for t in tagged if t.relevance < pth)
     flat = [(float(t.probs[s]), p, s) for p, t in enumerate(tagged) for s in range(len(t.probs))]
     for _, p, s in sorted(flat, reverse=True)[:min_keep]:
         keep.add((p, s))
@@ -112,4 +138,4 @@ def prune(
         for p in order
         for s in sorted(s for q, s in keep if q == p)
     ]
-    return Pruned(tagged, kept, th, trace)
+    return Pruned(tagged, kept, th, trace, pth)

@@ -36,7 +36,17 @@ import numpy as np
 from ragsieve.data import sha256_file
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.rerank.train import adamw_warmup, base_model_path, export_fp32, mean_pool
-from ragsieve.tag.data import SOURCE_FILES, UNKNOWN, Example, SourceSizes, build_examples
+from ragsieve.tag.data import (
+    SOURCE_FILES,
+    UNKNOWN,
+    Example,
+    SourceSizes,
+    build_examples,
+    dedupe,
+    load_examples,
+    save_examples,
+    vary_lengths,
+)
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
 
 CHECKPOINT = "checkpoint.pt"
@@ -50,35 +60,65 @@ DEV_THRESHOLDS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
 class TaggerTrainConfig:
     seed: int = 13
     max_length: int = 256
-    batch_size: int = 16
+    #: Windows per step (OpenProvence: 256; 128 fits the schedule below in one GPU lease).
+    batch_size: int = 128
     lr: float = 6e-5
     head_lr: float = 1e-3
     warmup: float = 0.06
     weight_decay: float = 0.01
     epochs: int = 1
     #: HotpotQA sentence-gold examples are few and closest to multi-hop use: seen this often.
-    hotpot_repeat: int = 2
+    hotpot_repeat: int = 3
     mil_weight: float = 0.5
     passage_weight: float = 0.5
     #: Softmax cross-entropy over a passage's labelled sentences (the gold ones against the
     #: rest): the same passage answers different questions with different sentences.
     listwise_weight: float = 0.5
+    #: The passage head regresses the teacher's logit (mean squared error, OpenProvence's
+    #: 0.05 x rerank-score MSE); ``teacher``: ``reranker`` (the shipped cross-encoder) or
+    #: ``none`` (the ablation without passage distillation).
+    distill_weight: float = 0.05
+    teacher: str = "reranker"
     #: ``reranker``: start from the shipped cross-encoder (Provence starts from a reranker);
     #: ``minilm``: from the plain bi-encoder weights.
     init: str = "reranker"
+    #: Share of passages cut to windows of 1-10 sentences (``tag.data.vary_lengths``).
+    vary_rate: float = 0.4
     threads: int = 2
+    #: ``cpu`` (the default; the recipe reproduces, given time) or ``cuda`` (bf16 autocast).
+    device: str = "cpu"
     time_limit_min: float | None = None
     checkpoint_every: int = 100
     freeze_embeddings: bool = True
     #: Dev examples scored per source after training (the first ones, in file order).
     dev_per_source: int = 400
+    #: Sources whose examples a run skips (ablations: ``["squad_train"]``).
+    leave_out: list[str] = field(default_factory=list)
     sizes: SourceSizes = field(default_factory=SourceSizes)
 
 
-def build_net(base: Path) -> Any:
-    """MiniLM + token head + passage head; ``forward`` returns (token logits, passage logit)."""
+#: all-MiniLM-L6-v2's architecture (its config.json), so that a network can be built where the
+#: base package is not installed (a GPU machine gets only the repository).
+MINILM_L6 = {
+    "vocab_size": 30522,
+    "hidden_size": 384,
+    "num_hidden_layers": 6,
+    "num_attention_heads": 12,
+    "intermediate_size": 1536,
+    "hidden_act": "gelu",
+    "max_position_embeddings": 512,
+    "type_vocab_size": 2,
+    "layer_norm_eps": 1e-12,
+    "pad_token_id": 0,
+}
+
+
+def build_net(base: Path | None = None) -> Any:
+    """MiniLM + token head + passage head; ``forward`` returns (token logits, passage logit).
+    ``base``: a folder to load the bi-encoder weights from; None: MiniLM-L6's architecture
+    with untrained weights (to be filled by :func:`onnx_state_dict`)."""
     import torch
-    from transformers import AutoModel
+    from transformers import AutoModel, BertConfig, BertModel
 
     class TaggerNet(torch.nn.Module):
         def __init__(self, bert: Any) -> None:
@@ -94,40 +134,47 @@ def build_net(base: Path) -> Any:
             pooled = mean_pool(h, attention_mask)
             return self.token_head(h).squeeze(-1), self.passage_head(pooled).squeeze(-1)
 
-    bert = AutoModel.from_pretrained(str(base), add_pooling_layer=False)
+    if base is None:
+        bert = BertModel(BertConfig(**MINILM_L6), add_pooling_layer=False)
+    else:
+        bert = AutoModel.from_pretrained(str(base), add_pooling_layer=False)
     return TaggerNet(bert)
 
 
-def reranker_weights(bert_state: dict[str, Any]) -> dict[str, Any]:
-    """The shipped reranker's fine-tuned weights, dequantised from its int8 ONNX file, as a
-    state dict of :func:`build_net`'s network (``bert.*`` and ``passage_head.*``).
+def onnx_state_dict(path: Path, head: str = "passage_head") -> dict[str, Any]:
+    """Every weight of an int8 ONNX MiniLM cross-encoder or tagger as a state dict of
+    :func:`build_net`'s network: each int8 tensor becomes ``(q - zero_point) * scale`` (per
+    tensor or per output channel), MatMul weights are matched to their layers by the named bias
+    each one feeds (and transposed to torch's layout), LayerNorms and biases are copied. The
+    reranker's head (``head.*``) becomes ``head`` (the passage head).
 
     Provence starts its pruner from a trained reranker, so that the encoder already reads the
     question against the passage; ours is the shipped MiniLM cross-encoder (same backbone, same
     ``[CLS] question [SEP] passage [SEP]`` input, same mean-pooled head). Only its int8 ONNX
-    ships: each int8 tensor becomes ``(q - zero_point) * scale``. MatMul weights are matched to
-    their layers by the named bias each one feeds. Weights the reranker's training froze (the
-    word embeddings and the ``RERANKER_FROZEN`` lowest layers) are taken from ``bert_state``,
-    the exact base weights.
-    """
+    ships, so the start is its int8 weights exactly as inference uses them, and the frozen word
+    embeddings stay on the int8 grid they are exported to. The same function reads the
+    reranker as the passage head's teacher."""
     import onnx
     import torch
     from onnx import numpy_helper
 
-    from ragsieve.rerank.cross_encoder import shipped_model_dir
-
-    model = onnx.load(str(shipped_model_dir() / "model.onnx"))
+    model = onnx.load(str(path))
     init = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
 
     def deq(name: str) -> np.ndarray:
         q = init[f"{name}_quantized"].astype(np.float32)
-        return (q - init[f"{name}_zero_point"].astype(np.float32)) * init[f"{name}_scale"]
+        zp = init[f"{name}_zero_point"].astype(np.float32)
+        return (q - zp) * init[f"{name}_scale"].astype(np.float32)
 
     users: dict[str, list[Any]] = {}
     for node in model.graph.node:
         for i in node.input:
             users.setdefault(i, []).append(node)
-    state: dict[str, Any] = {f"bert.{k}": v.clone() for k, v in bert_state.items()}
+
+    def rename(name: str) -> str:
+        return head + name[len("head") :] if name.startswith("head.") else name
+
+    state: dict[str, Any] = {}
     for node in model.graph.node:
         if node.op_type != "MatMulInteger":
             continue
@@ -139,34 +186,38 @@ def reranker_weights(bert_state: dict[str, Any]) -> dict[str, Any]:
                     bias = named[0]
                     break
                 frontier += list(user.output)
-        weight = node.input[1][: -len("_quantized")]
-        if bias is None or bias == "head.bias":
-            continue
-        layer = int(bias.split(".")[3])
-        if layer >= RERANKER_FROZEN:
-            w = torch.from_numpy(np.ascontiguousarray(deq(weight).T))
-            state[bias[: -len("bias")] + "weight"] = w
-            state[bias] = torch.from_numpy(init[bias].copy())
-    for name, value in init.items():  # LayerNorms of the trained layers and the embeddings
-        parts = name.split(".")
-        if "LayerNorm" not in name or parts[0] != "bert":
-            continue
-        if parts[1] == "embeddings" or int(parts[3]) >= RERANKER_FROZEN:
-            state[name] = torch.from_numpy(value.copy())
-    for name in ("position_embeddings", "token_type_embeddings"):
-        state[f"bert.embeddings.{name}.weight"] = torch.from_numpy(
-            deq(f"bert.embeddings.{name}.weight")
-        )
-    state["passage_head.weight"] = torch.from_numpy(deq("head.weight").reshape(1, -1))
-    state["passage_head.bias"] = torch.from_numpy(init["head.bias"].reshape(1).copy())
+        if bias is None:
+            raise ConfigError(f"{path}: a quantised MatMul feeds no named bias")
+        w = deq(node.input[1][: -len("_quantized")]).T
+        state[rename(bias[: -len("bias")] + "weight")] = torch.from_numpy(np.ascontiguousarray(w))
+    for name in [n for n in init if n.endswith("_quantized")]:
+        base = name[: -len("_quantized")]
+        if base.endswith(".weight_Transposed"):  # a head quantised through DequantizeLinear
+            w = deq(base).T
+            state[rename(base[: -len("_Transposed")])] = torch.from_numpy(np.ascontiguousarray(w))
+        elif base.endswith(".weight") and "embeddings" in base:
+            state[rename(base)] = torch.from_numpy(deq(base))
+        elif base.endswith(".weight"):  # a head quantised without transposition
+            state[rename(base)] = torch.from_numpy(np.ascontiguousarray(deq(base).T))
+    for name, value in init.items():
+        if name.endswith((".bias", "LayerNorm.weight")) and not name.startswith("onnx::"):
+            state[rename(name)] = torch.from_numpy(np.array(value, dtype=np.float32).reshape(-1))
     return state
+
+
+def reranker_weights() -> dict[str, Any]:
+    """The shipped reranker's int8 weights as a tagger state dict (:func:`onnx_state_dict`)."""
+    from ragsieve.rerank.cross_encoder import shipped_model_dir
+
+    return onnx_state_dict(shipped_model_dir() / "model.onnx")
 
 
 def sentence_logits_torch(token_logits: Any, sentence_of: Any, n: int) -> Any:
     """Mean token logit per sentence: [B, n] (0 where a sentence has no word piece)."""
     import torch
 
-    onehot = (sentence_of.unsqueeze(-1) == torch.arange(n).view(1, 1, n)).to(token_logits.dtype)
+    steps = torch.arange(n, device=sentence_of.device).view(1, 1, n)
+    onehot = (sentence_of.unsqueeze(-1) == steps).to(token_logits.dtype)
     total = (token_logits.unsqueeze(-1) * onehot).sum(dim=1)
     return total / onehot.sum(dim=1).clamp(min=1.0)
 
@@ -177,14 +228,30 @@ class _Item:
     labels: list[int]
     passage_label: int
     mil: bool
+    teacher: float = 0.0
 
 
 def _items(enc: PassageEncoder, examples: list[Example]) -> list[_Item]:
     """The first window of each example (training reads one window; longer passages lose
-    their tail sentences, whose labels are dropped)."""
+    their tail sentences, whose labels are dropped). Every distinct question, title and
+    sentence is tokenised once, in one batch (400k examples in about a minute)."""
+    texts: dict[str, int] = {}
+    for ex in examples:
+        texts.setdefault(ex.question, len(texts))
+        if ex.title.strip():
+            texts.setdefault(f"{ex.title}:", len(texts))
+        for s in ex.sentences:
+            texts.setdefault(s, len(texts))
+    keys = list(texts)
+    ids: list[list[int]] = []
+    for start in range(0, len(keys), 50_000):
+        part = enc.tok.encode_batch(keys[start : start + 50_000], add_special_tokens=False)
+        ids += [e.ids for e in part]
     out = []
     for ex in examples:
-        w = enc.windows(ex.question, [(ex.title, ex.sentences)])[0]
+        title = ids[texts[f"{ex.title}:"]] if ex.title.strip() else []
+        sents = [ids[texts[s]] for s in ex.sentences]
+        w = enc.windows_from_ids(ids[texts[ex.question]], [(title, sents)])[0]
         seen = sorted({s for s in w.sentence_of if s != NO_SENTENCE})
         labels = [ex.labels[i] for i in range(max(seen) + 1)] if seen else []
         if not labels:
@@ -212,7 +279,7 @@ def _batches(items: list[_Item], cfg: TaggerTrainConfig) -> list[list[int]]:
     return out
 
 
-def _tensors(enc: PassageEncoder, batch: list[_Item]) -> dict[str, Any]:
+def _tensors(enc: PassageEncoder, batch: list[_Item], device: Any = None) -> dict[str, Any]:
     import torch
 
     arr = enc.batch([it.window for it in batch])
@@ -220,13 +287,16 @@ def _tensors(enc: PassageEncoder, batch: list[_Item]) -> dict[str, Any]:
     labels = np.full((len(batch), n), -2, dtype=np.float32)
     for i, it in enumerate(batch):
         labels[i, : len(it.labels)] = it.labels
-    return {
+    t = {
         **{k: torch.from_numpy(v) for k, v in arr.items()},
         "labels": torch.from_numpy(labels),
         "passage": torch.tensor([float(it.passage_label) for it in batch]),
+        "teacher": torch.tensor([float(it.teacher) for it in batch]),
         "mil": torch.tensor([it.mil for it in batch]),
-        "n": n,
     }
+    if device is not None:
+        t = {k: v.to(device, non_blocking=True) for k, v in t.items()}
+    return {**t, "n": n}
 
 
 def batch_loss(net: Any, t: dict[str, Any], cfg: TaggerTrainConfig) -> Any:
@@ -234,6 +304,7 @@ def batch_loss(net: Any, t: dict[str, Any], cfg: TaggerTrainConfig) -> Any:
     import torch.nn.functional as F
 
     tok, plogit = net(t["input_ids"], t["attention_mask"], t["token_type_ids"])
+    tok, plogit = tok.float(), plogit.float()
     slog = sentence_logits_torch(tok, t["sentence_of"], t["n"])
     y = t["labels"]
     known = y >= 0
@@ -252,7 +323,51 @@ def batch_loss(net: Any, t: dict[str, Any], cfg: TaggerTrainConfig) -> Any:
         every = torch.logsumexp(s.masked_fill(lab < 0, -1e4), dim=1)
         gold = torch.logsumexp(s.masked_fill(lab != 1, -1e4), dim=1)
         loss = loss + cfg.listwise_weight * (every - gold).mean()
+    if cfg.teacher != "none" and cfg.distill_weight:
+        loss = loss + cfg.distill_weight * F.mse_loss(plogit, t["teacher"])
     return loss + cfg.passage_weight * F.binary_cross_entropy_with_logits(plogit, t["passage"])
+
+
+def torch_device(name: str) -> Any:
+    """``cpu`` or ``cuda``, refusing ``cuda`` with a one-line error where there is none."""
+    import torch
+
+    if name not in ("cpu", "cuda"):
+        raise ConfigError(f"device must be cpu or cuda, got {name!r}")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("--device cuda: no CUDA device is available here (use --device cpu)")
+    return torch.device(name)
+
+
+def _autocast(device: Any) -> Any:
+    """bf16 autocast on a GPU; a no-op context on the CPU (fp32, the reproducible recipe)."""
+    import contextlib
+
+    import torch
+
+    if device.type == "cuda":
+        return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def teacher_logits(
+    items: list[_Item], enc: PassageEncoder, device: Any, batch_size: int = 256
+) -> None:
+    """Sets each item's ``teacher``: the shipped reranker's logit for its window (its int8
+    weights in torch, :func:`onnx_state_dict`), read once before training."""
+    import torch
+
+    net = build_net()
+    net.load_state_dict(reranker_weights(), strict=False)
+    net.to(device).eval()
+    order = sorted(range(len(items)), key=lambda i: len(items[i].window.ids))
+    with torch.no_grad(), _autocast(device):
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            t = _tensors(enc, [items[i] for i in idx], device)
+            _, p = net(t["input_ids"], t["attention_mask"], t["token_type_ids"])
+            for i, v in zip(idx, p.float().cpu().numpy().tolist(), strict=True):
+                items[i].teacher = float(v)
 
 
 def train_net(
@@ -264,20 +379,31 @@ def train_net(
     """One or more passes over ``train``; resumes from ``out_dir/checkpoint.pt``."""
     import torch
 
-    base = base_model_path()
+    device = torch_device(cfg.device)
     torch.set_num_threads(cfg.threads)
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
-    net = build_net(base)
     if cfg.init == "reranker":
-        missing, _ = net.load_state_dict(reranker_weights(net.bert.state_dict()), strict=False)
+        net = build_net()
+        missing, _ = net.load_state_dict(reranker_weights(), strict=False)
         if [k for k in missing if not k.startswith("token_head.")]:
             raise ConfigError(f"reranker weights do not cover {missing}")
-    elif cfg.init != "minilm":
+    elif cfg.init == "minilm":
+        net = build_net(base_model_path())
+    else:
         raise ConfigError(f"init must be reranker or minilm, got {cfg.init!r}")
-    enc = PassageEncoder(load_tokenizer(base / "tokenizer.json"), cfg.max_length)
+    if cfg.teacher not in ("reranker", "none"):
+        raise ConfigError(f"teacher must be reranker or none, got {cfg.teacher!r}")
+    t0 = time.perf_counter()
+    enc = PassageEncoder(load_tokenizer(tokenizer_path()), cfg.max_length)
     items = _items(enc, train)
+    log(f"{len(items)} windows tokenised in {time.perf_counter() - t0:.0f}s")
+    if cfg.teacher != "none" and cfg.distill_weight:
+        t0 = time.perf_counter()
+        teacher_logits(items, enc, device)
+        log(f"teacher logits in {time.perf_counter() - t0:.0f}s")
+    net.to(device)
     batches = [b for _ in range(cfg.epochs) for b in _batches(items, cfg)]
     if cfg.freeze_embeddings:
         net.bert.embeddings.word_embeddings.weight.requires_grad_(False)
@@ -288,9 +414,10 @@ def train_net(
     )
     start, spent, ema = 0, 0.0, 0.0
     ckpt = out_dir / CHECKPOINT
+    saved_config = asdict(cfg) | {"time_limit_min": None, "device": None}
     if ckpt.is_file():
-        state = torch.load(ckpt, weights_only=False)
-        if state["config"] != asdict(cfg) | {"time_limit_min": None}:
+        state = torch.load(ckpt, weights_only=False, map_location=device)
+        if state["config"] != saved_config:
             raise ConfigError(
                 f"{ckpt} was written with other training options: remove it or use another --out"
             )
@@ -304,10 +431,9 @@ def train_net(
     def save(step: int, seconds: float) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
         tmp = ckpt.with_suffix(".tmp")
-        conf = asdict(cfg) | {"time_limit_min": None}
         torch.save(
             {
-                "config": conf,
+                "config": saved_config,
                 "net": net.state_dict(),
                 "opt": opt.state_dict(),
                 "sched": sched.state_dict(),
@@ -325,8 +451,9 @@ def train_net(
     step = start
     finished = True
     while step < n_steps:
-        t = _tensors(enc, [items[i] for i in batches[step]])
-        loss = batch_loss(net, t, cfg)
+        t = _tensors(enc, [items[i] for i in batches[step]], device)
+        with _autocast(device):
+            loss = batch_loss(net, t, cfg)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
@@ -360,8 +487,60 @@ def train_net(
         "windows": len(items),
         "seconds": round(spent + time.perf_counter() - t0, 1),
         "final_loss_ema": round(ema, 4),
+        "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
     }
-    return net, stats
+    return net.to("cpu").float(), stats
+
+
+def tokenizer_path() -> Path:
+    """The MiniLM WordPiece tokenizer, as shipped beside the tagger (the base package's
+    file, copied): training needs no base package."""
+    from ragsieve.tag.model import shipped_model_dir
+
+    return shipped_model_dir() / "tokenizer.json"
+
+
+#: Left out of saved weights when the run froze it: it is the reranker's, as it started.
+FROZEN = "bert.embeddings.word_embeddings.weight"
+
+
+def save_weights(net: Any, out_dir: Path, part_mb: int = 15) -> list[str]:
+    """The network's trained weights in fp16 (the frozen word embeddings left out), in parts
+    of at most ``part_mb`` MB (what a GPU lease can hand back); :func:`load_weights` joins
+    them."""
+    import io
+
+    import torch
+
+    frozen = {n for n, p in net.named_parameters() if not p.requires_grad}
+    state = {k: v.detach().to("cpu", torch.float16) for k, v in net.state_dict().items()}
+    buf = io.BytesIO()
+    torch.save({k: v for k, v in state.items() if k not in frozen}, buf)
+    data = buf.getvalue()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    names = []
+    for i, start in enumerate(range(0, len(data), part_mb << 20)):
+        name = f"weights.part{i}"
+        (out_dir / name).write_bytes(data[start : start + (part_mb << 20)])
+        names.append(name)
+    return names
+
+
+def load_weights(folder: Path) -> Any:
+    """A network from :func:`save_weights`' parts, in fp32."""
+    import io
+
+    import torch
+
+    parts = sorted(folder.glob("weights.part*"), key=lambda p: int(p.name[len("weights.part") :]))
+    if not parts:
+        raise InputError(f"{folder}: no weights.part* files")
+    state = torch.load(io.BytesIO(b"".join(p.read_bytes() for p in parts)), map_location="cpu")
+    if FROZEN not in state:
+        state[FROZEN] = reranker_weights()[FROZEN]
+    net = build_net()
+    net.load_state_dict({k: v.float() for k, v in state.items()})
+    return net.eval()
 
 
 def export_onnx(net: Any, out_dir: Path, quantize: bool = True) -> dict[str, int]:
@@ -495,6 +674,51 @@ on {cfg["threads"]} CPU threads (torch {info["torch"]}).
 """
 
 
+def prepare(
+    data_dir: Path, cfg: TaggerTrainConfig, log: Callable[[str], None] = print
+) -> tuple[list[Example], list[Example], dict[str, str]]:
+    """The deduplicated train examples, the dev examples (the first ``dev_per_source`` of each
+    source) and the sha256 of every data file read."""
+    files = sorted({f for name, fs in SOURCE_FILES.items() for f in fs})
+    for rel in files:
+        if not (data_dir / rel).is_file():
+            raise InputError(f"training file {data_dir / rel} not found")
+    t0 = time.perf_counter()
+    examples = dedupe(build_examples(data_dir, cfg.sizes, cfg.seed))
+    train_ex = [e for e in examples if e.split == "train"]
+    dev: list[Example] = []
+    for source in sorted({e.source for e in examples if e.split == "dev"}):
+        dev += [e for e in examples if e.split == "dev" and e.source == source][
+            : cfg.dev_per_source
+        ]
+    log(f"{len(train_ex)} train and {len(dev)} dev examples in {time.perf_counter() - t0:.0f}s")
+    return train_ex, dev, {rel: sha256_file(data_dir / rel) for rel in files}
+
+
+def mix(train_ex: list[Example], cfg: TaggerTrainConfig) -> list[Example]:
+    """What one pass reads: a share cut to shorter windows (:func:`vary_lengths`) and the
+    HotpotQA sentence-gold examples ``hotpot_repeat`` times."""
+    out = vary_lengths(train_ex, random.Random(cfg.seed + 7), cfg.vary_rate)
+    return out + [e for e in out if e.source == "hotpot"] * (cfg.hotpot_repeat - 1)
+
+
+def _counts(examples: list[Example]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for e in examples:
+        counts[e.source] = counts.get(e.source, 0) + 1
+    return counts
+
+
+def fit(
+    train_ex: list[Example], cfg: TaggerTrainConfig, out_dir: Path, log: Callable[[str], None]
+) -> tuple[Any, dict[str, Any]]:
+    """:func:`mix`, then :func:`train_net`: the part of a run that wants a GPU."""
+    mixed = mix([e for e in train_ex if e.source not in cfg.leave_out], cfg)
+    log(f"training on {len(mixed)} examples {_counts(mixed)} on {cfg.device}")
+    net, stats = train_net(mixed, cfg, out_dir, log)
+    return net, {**stats, "examples": _counts(mixed)}
+
+
 def train(
     out_dir: Path,
     data_dir: Path,
@@ -504,41 +728,91 @@ def train(
 ) -> dict[str, Any]:
     """Build the data, train (or resume), export fp32 + int8 ONNX, score the dev split and
     write the config and the model card."""
-    import torch
-
     cfg = cfg or TaggerTrainConfig()
     try:  # checked first: a missing exporter must not cost a 30-minute run
         import onnx  # noqa: F401
     except ImportError as e:
         raise ConfigError("train-tagger needs onnx: pip install 'ragsieve[train]'") from e
-    files = sorted({f for name, fs in SOURCE_FILES.items() for f in fs})
-    for rel in files:
-        if not (data_dir / rel).is_file():
-            raise InputError(f"training file {data_dir / rel} not found")
-    examples = build_examples(data_dir, cfg.sizes, cfg.seed)
-    train_ex = [e for e in examples if e.split == "train"]
-    train_ex += [e for e in train_ex if e.source == "hotpot"] * (cfg.hotpot_repeat - 1)
-    dev: list[Example] = []
-    for source in sorted({e.source for e in examples if e.split == "dev"}):
-        dev += [e for e in examples if e.split == "dev" and e.source == source][
-            : cfg.dev_per_source
-        ]
-    counts: dict[str, int] = {}
-    for e in train_ex:
-        counts[e.source] = counts.get(e.source, 0) + 1
-    log(f"training on {len(train_ex)} examples {counts}; dev {len(dev)}")
-    net, stats = train_net(train_ex, cfg, out_dir, log)
+    torch_device(cfg.device)
+    train_ex, dev, hashes = prepare(data_dir, cfg, log)
+    net, stats = fit(train_ex, cfg, out_dir, log)
+    return export(net, out_dir, dev, cfg, stats, hashes, command, log)
+
+
+def export(
+    net: Any,
+    out_dir: Path,
+    dev: list[Example],
+    cfg: TaggerTrainConfig,
+    stats: dict[str, Any],
+    hashes: dict[str, str],
+    command: str | None,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """fp32 and int8 ONNX, then :func:`finish`."""
+    import torch
+
     sizes = export_onnx(net, out_dir)
     info = {
         "config": asdict(cfg),
-        "examples": counts,
+        "examples": stats.pop("examples", {}),
         "dev_examples": len(dev),
         "train": stats,
-        "data_sha256": {rel: sha256_file(data_dir / rel) for rel in files},
+        "data_sha256": hashes,
         "command": command or " ".join(["ragsieve", *sys.argv[1:]]),
         "torch": torch.__version__,
     }
     return finish(out_dir, dev, info, sizes, log)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The three steps of a run on another machine (a GPU lease gets the repository only):
+
+    ``prepare --data DIR --out FILE``: the train examples, saved small (``save_examples``),
+    with their data hashes beside them; ``fit --examples FILE --out DIR --device cuda``: the
+    network, saved as fp16 weight parts; ``export --weights DIR --examples FILE --data DIR
+    --out DIR``: ONNX, dev metrics and the model card, here."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m ragsieve.tag.train")
+    ap.add_argument("step", choices=("prepare", "fit", "export"))
+    ap.add_argument("--data", type=Path)
+    ap.add_argument("--examples", type=Path)
+    ap.add_argument("--weights", type=Path)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--time-limit", type=float, default=None)
+    ap.add_argument("--set", action="append", default=[], help="config KEY=VALUE (json value)")
+    args = ap.parse_args(argv)
+    cfg = TaggerTrainConfig(device=args.device, time_limit_min=args.time_limit)
+    for kv in args.set:
+        key, value = kv.split("=", 1)
+        parsed = json.loads(value)
+        setattr(cfg, key, SourceSizes(**parsed) if key == "sizes" else parsed)
+    log = print
+    if args.step == "prepare":
+        train_ex, _, hashes = prepare(args.data, cfg, log)
+        save_examples(args.out, train_ex)
+        meta = {"data_sha256": hashes, "examples": _counts(train_ex), "config": asdict(cfg)}
+        args.out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", "utf-8")
+        log(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
+    elif args.step == "fit":
+        train_ex = load_examples(args.examples)
+        net, stats = fit(train_ex, cfg, args.out, log)
+        save_weights(net, args.out)
+        stats["config"] = asdict(cfg)
+        (args.out / "fit.json").write_text(json.dumps(stats, indent=2) + "\n", "utf-8")
+    else:
+        meta = json.loads(args.examples.with_suffix(".json").read_text("utf-8"))
+        fitted = json.loads((args.weights / "fit.json").read_text("utf-8"))
+        cfg = TaggerTrainConfig(**{**fitted.pop("config"), "sizes": cfg.sizes})
+        _, dev, _ = prepare(args.data, cfg, log)
+        net = load_weights(args.weights)
+        command = (
+            f"python -m ragsieve.tag.train fit --examples {args.examples.name} "
+            f"--device {cfg.device} (prepared from shared/data; exported here)"
+        )
+        export(net, args.out, dev, cfg, fitted, meta["data_sha256"], command, log)
 
 
 def finish(
@@ -566,3 +840,7 @@ def finish(
     (out_dir / "MODEL_CARD.md").write_text(model_card(info), encoding="utf-8")
     log(f"wrote {out_dir}: threshold {conf['threshold']}, sizes {sizes}")
     return info
+
+
+if __name__ == "__main__":
+    main()
