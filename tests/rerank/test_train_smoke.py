@@ -122,13 +122,3 @@ def test_train_reranker_cli_time_limit_resume_and_card(tiny_data_dir: Path, tmp_
         assert f"| `{rel}` | `{digest}` |" in card
     assert len(info["data_sha256"]) == 3 and "2/2 steps (finished)" in card
     assert OnnxCrossEncoder(out).score("query 1 topic1", ["passage topic1 text"]).shape == (1,)
-
-
-@pytest.mark.skipif(
-    __import__("torch").cuda.is_available(), reason="checks the error on a machine without CUDA"
-)
-def test_device_cuda_without_a_gpu_is_one_line(tmp_path: Path) -> None:
-    res = _cli("--out", str(tmp_path / "m"), "--device", "cuda")
-    assert res.returncode != 0 and not (tmp_path / "m").exists()
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and "--device cuda" in lines[0] and "--device cpu" in lines[0]
