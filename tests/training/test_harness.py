@@ -45,7 +45,7 @@ def _run(out: Path, opts: RunOptions, n_steps: int = 12, lr: float = 0.05) -> di
     def loss_fn(step: int) -> Any:
         idx = torch.from_numpy(np.random.choice(64, 16, replace=False))
         loop.extra["seen"] = loop.extra.get("seen", 0) + 16
-        return torch.nn.functional.mse_loss(net(x[idx].to(loop.device)), y[idx])
+        return torch.nn.functional.mse_loss(net(x[idx].to(loop.device)), y[idx].to(loop.device))
 
     stats = loop.run(loss_fn)
     return {
@@ -158,3 +158,20 @@ def test_run_record_hashes_every_data_file(shared_data: Path) -> None:
     assert record["torch"] == torch.__version__
     card = card_section(record)
     assert hashes[rel] in card and "stopped early" in card and "`ragsieve train-x`" in card
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_runs_resume_and_export(tmp_path: Path) -> None:
+    """On a GPU machine: the loop trains on CUDA, a stopped run resumes (CUDA's RNG state
+    travels with the checkpoint) and the trained model exports from the GPU."""
+    whole = _run(tmp_path / "whole", RunOptions(seed=3, device="cuda"))
+    assert whole["stats"]["device"].startswith("cuda") and whole["weights"][0].is_cuda
+    _run(tmp_path / "split", RunOptions(seed=3, device="cuda", stop_after=5))
+    second = _run(tmp_path / "split", RunOptions(seed=3, device="cuda"))
+    for a, b in zip(whole["weights"], second["weights"], strict=True):
+        torch.testing.assert_close(a, b)
+    record = run_record(RunOptions(device="cuda"), whole["stats"], {})
+    assert record["device"].startswith("cuda (")
+    net = torch.nn.Linear(4, 2).to("cuda")
+    size = export_onnx(net, tmp_path / "m.onnx", (torch.ones(1, 4),), ["x"], ["y"], {})
+    assert size > 0
