@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from ragsieve.training.cli import (
+    DataOpt,
     DeviceOpt,
     SeedOpt,
     ThreadsOpt,
@@ -21,9 +22,7 @@ from ragsieve.training.cli import (
 
 def train_agent_cmd(
     out: Annotated[Path, typer.Option("--out", help="Output folder (agent.npz, agent.json).")],
-    data_dir: Annotated[
-        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
-    ] = None,
+    data_dir: DataOpt = None,
     qasper: Annotated[int, typer.Option(min=0, help="QASPER train queries.")] = 90,
     msmarco: Annotated[int, typer.Option(min=0, help="MS MARCO queries.")] = 90,
     epochs: Annotated[int, typer.Option(min=1, help="Training epochs (paper: 60).")] = 60,

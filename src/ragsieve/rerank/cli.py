@@ -13,6 +13,7 @@ import typer
 
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.training.cli import (
+    DataOpt,
     DeviceOpt,
     SeedOpt,
     ThreadsOpt,
@@ -34,9 +35,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 
 def train_reranker(
     out: Annotated[Path, typer.Option("--out", help="Output folder for the trained model.")],
-    data_dir: Annotated[
-        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
-    ] = None,
+    data_dir: DataOpt = None,
     qasper_groups: Annotated[int, typer.Option(min=0, help="QASPER train groups.")] = 1300,
     msmarco_groups: Annotated[int, typer.Option(min=0, help="MS MARCO groups.")] = 1700,
     max_length: Annotated[int, typer.Option(min=16, max=512, help="Training length.")] = 128,
@@ -73,9 +72,7 @@ def train_reranker(
 
 def train_fusion_cmd(
     out: Annotated[Path, typer.Option("--out", help="Output JSON file for the fusion weights.")],
-    data_dir: Annotated[
-        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
-    ] = None,
+    data_dir: DataOpt = None,
     qasper: Annotated[int, typer.Option(min=0, help="QASPER train lists (whole papers).")] = 300,
     msmarco: Annotated[int, typer.Option(min=0, help="MS MARCO lists.")] = 300,
     negatives: Annotated[
@@ -170,9 +167,7 @@ def eval_reranker(
     ] = "qasper-val,squad,hotpotqa",
     n: Annotated[int, typer.Option("--n", min=1, help="Questions per dataset (seeded).")] = 200,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
-    data_dir: Annotated[
-        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
-    ] = None,
+    data_dir: DataOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """MRR@10, nDCG@10 and Recall@1 of rerankers on held-out ranking tasks, side by side."""

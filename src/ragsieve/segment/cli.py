@@ -12,6 +12,7 @@ import typer
 
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.training.cli import (
+    DataOpt,
     DeviceOpt,
     SeedOpt,
     ThreadsOpt,
@@ -84,9 +85,7 @@ def segment_cmd(
 
 def train_segmenter_cmd(
     out: Annotated[Path, typer.Option("--out", help="Output folder for the trained head.")],
-    data_dir: Annotated[
-        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
-    ] = None,
+    data_dir: DataOpt = None,
     qasper_papers: Annotated[int, typer.Option(help="QASPER train papers (-1: all 888).")] = 250,
     val_papers: Annotated[
         int, typer.Option(help="QASPER validation papers for Table X (-1: all 281).")

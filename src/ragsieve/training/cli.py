@@ -1,13 +1,15 @@
 """The options every ``train-*`` command shares, so that each reads them the same way.
 
-A command declares ``seed: SeedOpt = 13``, ``device: DeviceOpt = "cpu"``,
-``time_limit: TimeLimitOpt = None`` and ``threads: ThreadsOpt = N`` (its own defaults), then
-calls :func:`run_options`, which checks the device before any data is read.
+A command declares ``data_dir: DataOpt = None``, ``seed: SeedOpt = 13``,
+``device: DeviceOpt = "cpu"``, ``time_limit: TimeLimitOpt = None`` and
+``threads: ThreadsOpt = N`` (its own defaults), then calls :func:`run_options`, which checks the
+device before any data is read.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -30,6 +32,9 @@ TimeLimitOpt = Annotated[
     ),
 ]
 ThreadsOpt = Annotated[int, typer.Option("--threads", min=1, help="torch CPU threads.")]
+DataOpt = Annotated[
+    Path | None, typer.Option("--data", help="shared/data folder (default: found).")
+]
 
 
 def run_options(
