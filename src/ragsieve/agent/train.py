@@ -359,8 +359,10 @@ def build_dataset(
     queries += _msmarco_queries(data_dir, cfg.msmarco, cfg, rng) if cfg.msmarco else []
     log(f"{len(queries)} training queries ({time.perf_counter() - t0:.0f}s)")
     key, results = _grid_progress(out, cfg, seed)
-    if results:
+    if 0 < len(results) < len(queries):
         log(f"resuming the grid search at query {len(results) + 1}/{len(queries)}")
+    elif results:
+        log(f"grid search results of all {len(queries)} queries read from {out / GRID_FILE}")
     xs, ys, ps = [], [], []
     counts = dict.fromkeys(SCORERS, 0)
     dropped = 0
