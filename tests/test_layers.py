@@ -23,7 +23,7 @@ SRC = Path(ragsieve.__file__).resolve().parent
 FLOORS: list[set[str]] = [
     {"errors", "types", "data"},
     {"text", "io", "metrics"},
-    {"embed", "llm"},
+    {"embed", "llm", "training"},
     {"link", "segment", "rerank"},
     {"index", "select", "retrieve", "tag"},
     {"agent"},

@@ -11,11 +11,19 @@ import pytest
 from ragsieve.agent.features import agent_features
 from ragsieve.agent.model import PARAM_RANGES, SCORERS, AgentModel, shipped_agent_dir
 from ragsieve.agent.predict import ConfigAgent
-from ragsieve.agent.train import AgentTrainConfig, Query, grid_labels, train_network
+from ragsieve.agent.train import (
+    GRID_FILE,
+    AgentTrainConfig,
+    Query,
+    grid_labels,
+    train_agent,
+    train_network,
+)
 from ragsieve.errors import ConfigError
 from ragsieve.index import Index
 from ragsieve.methods import get_method
 from ragsieve.text.tokens import count_tokens
+from ragsieve.training import CHECKPOINT, RunOptions
 
 pytestmark = pytest.mark.integration
 
@@ -62,11 +70,18 @@ def test_algorithm_6_learns_real_query_domains_and_is_reproducible(
     sample_index_dir: Path, tmp_path: Path
 ) -> None:
     x, y, p = _toy_training(sample_index_dir)
-    cfg = AgentTrainConfig(pairs=256, epochs=15, seed=3)
+    cfg = AgentTrainConfig(pairs=256, epochs=15)
     logs: list[str] = []
-    w1, losses = train_network(x, y, p, cfg, logs.append)
-    w2, _ = train_network(x, y, p, cfg, lambda _: None)
+    run = RunOptions(seed=3)
+    w1, losses, stats = train_network(x, y, p, cfg, tmp_path / "a", run, logs.append)
+    assert stats["finished"] and stats["steps"] == 15 * 8
+    # Stopped mid-epoch and resumed: the weights and epoch losses of the uninterrupted run.
+    out = tmp_path / "b"
+    _, _, first = train_network(x, y, p, cfg, out, RunOptions(seed=3, stop_after=20), logs.append)
+    assert not first["finished"] and (out / CHECKPOINT).is_file()
+    w2, losses2, _ = train_network(x, y, p, cfg, out, run, lambda _: None)
     assert all(np.array_equal(w1[k][0], w2[k][0]) for k in w1)  # fixed seed, same weights
+    assert losses2 == losses and not (out / CHECKPOINT).exists()
     assert logs and set(losses) == {"con", "cla", "reg"}
     model = AgentModel(w1, {"scorers": list(SCORERS), "embedder": "minilm"})
     probs, params = model.predict(x)
@@ -83,6 +98,29 @@ def test_algorithm_6_learns_real_query_domains_and_is_reproducible(
     assert pred.reranker == "bm25" and pred.iterations >= 1
     with pytest.raises(ConfigError, match="train-agent"):
         ConfigAgent.load(tmp_path / "missing")
+
+
+def test_train_agent_stops_in_the_grid_search_and_resumes(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    cfg = AgentTrainConfig(qasper=3, msmarco=6, candidates=3, pairs=64, epochs=2)
+    cfg.grid = {"iterations": [1, 10], "c": [2.4], "lambda_": [0.0, 1.0]}
+    out = tmp_path / "agent"
+    quick = RunOptions(seed=13, time_limit_min=1e-9)
+    stopped = train_agent(out, shared_data, cfg, log=lambda _: None, opts=quick)
+    assert not stopped["training"]["train"]["finished"]
+    assert (out / GRID_FILE).is_file() and not (out / "agent.npz").exists()
+    logs: list[str] = []
+    meta = train_agent(out, shared_data, cfg, log=logs.append, opts=RunOptions(seed=13))
+    assert any("resuming the grid search at query 2/9" in m for m in logs)
+    t = meta["training"]
+    assert t["train"]["finished"] and t["queries"] == 9 and t["labelled"] >= 4
+    assert not (out / GRID_FILE).exists() and not (out / CHECKPOINT).exists()
+    card = (out / "MODEL_CARD.md").read_text("utf-8")
+    assert t["data_sha256"]["qasper/questions_train.json"] in card
+    assert len(t["data_sha256"]) == 3 and t["seed"] == 13
+    pred = ConfigAgent.load(out).predict("when was the berlin wall built", ["The wall went up."])
+    assert pred.reranker in SCORERS
 
 
 def test_grid_labels_on_real_chunks(sample_index_dir: Path) -> None:

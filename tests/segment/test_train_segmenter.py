@@ -1,13 +1,15 @@
 """``train-segmenter`` on a few real documents from ../shared/data: frozen head and fine-tuned.
 
 Small samples keep it fast; the point is the code path that reproduces the shipped head
-(seeded, so the same inputs give the same weights) and the ``--finetune-embedder`` path that
-saves a sentence-transformers folder beside the head, which the SAGE chunker then loads.
+(seeded, so the same inputs give the same weights, also across a time-limit stop and a resume
+through the training harness) and the ``--finetune-embedder`` path that saves a
+sentence-transformers folder beside the head, which the SAGE chunker then loads.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +19,7 @@ from ragsieve.segment import sentences_of
 from ragsieve.segment.model import SegmenterHead
 from ragsieve.segment.sage import SageSegmenter
 from ragsieve.segment.train import SegTrainConfig, train_segmenter
+from ragsieve.training import RunOptions
 from ragsieve.types import Document
 
 pytestmark = pytest.mark.integration
@@ -29,52 +32,86 @@ TEXT = (
 
 
 def _cfg(**kw: object) -> SegTrainConfig:
-    base = dict(
-        qasper_papers=2, squality_stories=0, wikitext_articles=1, val_papers=2, epochs=2, seed=5
-    )
+    base = dict(qasper_papers=2, squality_stories=0, wikitext_articles=1, val_papers=2, epochs=2)
     return SegTrainConfig(**{**base, **kw})  # type: ignore[arg-type]
 
 
-def test_frozen_training_is_seeded_and_loadable(shared_data: Path, tmp_path: Path) -> None:
+RUN = RunOptions(seed=5, threads=2)
+QUIET = lambda _: None  # noqa: E731
+
+
+def test_frozen_training_is_seeded_resumable_and_loadable(
+    shared_data: Path, tmp_path: Path
+) -> None:
     cache = tmp_path / "cache"
-    infos = [
-        train_segmenter(tmp_path / f"run{i}", shared_data, _cfg(), ["all"], cache_dir=cache)
-        for i in range(2)
-    ]
-    assert infos[0]["train_pairs"] > 100
-    row = infos[0]["table_x"]["all"]
+    whole = train_segmenter(
+        tmp_path / "run0", shared_data, _cfg(), ["all"], log=QUIET, cache_dir=cache, opts=RUN
+    )
+    assert whole["train_pairs"] > 100 and whole["finished"] and whole["seed"] == 5
+    row = whole["table_x"]["all"]
     assert 0.0 <= row["acc_natural"] <= 1.0 and 0.0 <= row["boundary_f1"] <= 1.0
+    # A run stopped by its time limit ships nothing, keeps a checkpoint, and resumes.
+    out = tmp_path / "run1"
+    limited = replace(RUN, time_limit_min=1e-9)
+    first = train_segmenter(
+        out, shared_data, _cfg(), ["all"], log=QUIET, cache_dir=cache, opts=limited
+    )
+    assert not first["finished"] and first["train"]["steps"] == 1
+    assert not (out / "head.npz").exists() and list(out.glob("checkpoint-*.pt"))
+    logs: list[str] = []
+    second = train_segmenter(
+        out, shared_data, _cfg(), ["all"], log=logs.append, cache_dir=cache, opts=RUN
+    )
+    assert second["finished"] and any("resuming at step 1/" in m for m in logs)
+    assert not list(out.glob("checkpoint-*.pt"))
     a = SegmenterHead.load(tmp_path / "run0")
-    b = SegmenterHead.load(tmp_path / "run1")
+    b = SegmenterHead.load(out)
     for wa, wb in zip(a.weights, b.weights, strict=True):
         np.testing.assert_array_equal(wa, wb)
-    seg = SageSegmenter(model_dir=str(tmp_path / "run0"))
+    card = (out / "MODEL_CARD.md").read_text("utf-8")
+    assert "qasper/validation_papers_fulltext.jsonl" in card
+    assert second["data_sha256"]["wikitext2/wiki.test.raw"] in card
+    seg = SageSegmenter(model_dir=str(out))
     chunks = seg.segment([Document("d", TEXT)])[0]
     assert chunks and re.sub(r"\s", "", "".join(c.text for c in chunks)) == re.sub(r"\s", "", TEXT)
 
 
 def test_finetune_embedder_saves_a_usable_pair(shared_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "ft"
-    info = train_segmenter(
-        out, shared_data, _cfg(finetune_embedder=True, finetune_pairs=64), log=lambda _: None
-    )
+    cfg = _cfg(finetune_embedder=True, finetune_pairs=96)
+    info = train_segmenter(out, shared_data, cfg, log=QUIET, opts=RUN)
     assert (out / "embedder").is_dir() and (out / "head.npz").is_file()
-    assert info["train_pairs"] == 64
+    assert info["train_pairs"] == 96 and info["train"]["steps"] == 3
     assert "all, fine-tuned embedder" in info["table_x"]
     head = SegmenterHead.load(out)
     assert Path(head.embedder) == out / "embedder"  # resolved relative to the folder
     seg = SageSegmenter(model_dir=str(out))
     scores = seg.pair_scores([sentences_of(Document("d", TEXT))])[0]
     assert scores.shape == (4,) and np.all((scores >= 0) & (scores <= 1))
+    # Stopped after one step and resumed: the same head as the uninterrupted run.
+    split = tmp_path / "split"
+    first = train_segmenter(split, shared_data, cfg, log=QUIET, opts=replace(RUN, stop_after=1))
+    assert not first["finished"] and not (split / "head.npz").exists()
+    assert train_segmenter(split, shared_data, cfg, log=QUIET, opts=RUN)["finished"]
+    for wa, wb in zip(head.weights, SegmenterHead.load(split).weights, strict=True):
+        np.testing.assert_array_equal(wa, wb)
 
 
 def test_paper_protocol_trains_on_balanced_random_negatives(
     shared_data: Path, tmp_path: Path
 ) -> None:
     cache = tmp_path / "cache"
-    adj = train_segmenter(tmp_path / "adj", shared_data, _cfg(), ["all"], cache_dir=cache)
+    adj = train_segmenter(
+        tmp_path / "adj", shared_data, _cfg(), ["all"], log=QUIET, cache_dir=cache, opts=RUN
+    )
     pap = train_segmenter(
-        tmp_path / "pap", shared_data, _cfg(protocol="paper"), ["all"], cache_dir=cache
+        tmp_path / "pap",
+        shared_data,
+        _cfg(protocol="paper"),
+        ["all"],
+        log=QUIET,
+        cache_dir=cache,
+        opts=RUN,
     )
     assert pap["config"]["protocol"] == "paper"
     # Every same-paragraph pair once with label 1 and once beside a random negative.

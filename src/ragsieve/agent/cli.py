@@ -9,22 +9,28 @@ from typing import Annotated
 
 import typer
 
-
-def _log(msg: str) -> None:
-    sys.stderr.write(msg + "\n")
-    sys.stderr.flush()
+from ragsieve.training.cli import (
+    DataOpt,
+    DeviceOpt,
+    SeedOpt,
+    ThreadsOpt,
+    TimeLimitOpt,
+    log,
+    run_options,
+)
 
 
 def train_agent_cmd(
     out: Annotated[Path, typer.Option("--out", help="Output folder (agent.npz, agent.json).")],
-    data_dir: Annotated[
-        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
-    ] = None,
+    data_dir: DataOpt = None,
     qasper: Annotated[int, typer.Option(min=0, help="QASPER train queries.")] = 90,
     msmarco: Annotated[int, typer.Option(min=0, help="MS MARCO queries.")] = 90,
     epochs: Annotated[int, typer.Option(min=1, help="Training epochs (paper: 60).")] = 60,
     pairs: Annotated[int, typer.Option(min=32, help="Contrastive pairs per epoch.")] = 6000,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 13,
+    seed: SeedOpt = 13,
+    device: DeviceOpt = "cpu",
+    threads: ThreadsOpt = 1,
+    time_limit: TimeLimitOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the training record.")] = False,
 ) -> None:
     """Train CARROT's configuration agent from a grid search on training queries (CPU)."""
@@ -34,14 +40,15 @@ def train_agent_cmd(
 
     if qasper + msmarco == 0:
         raise ConfigError("nothing to train on: --qasper and --msmarco are both 0")
-    cfg = AgentTrainConfig(qasper=qasper, msmarco=msmarco, epochs=epochs, pairs=pairs, seed=seed)
-    meta = train_agent(
-        out, find_data_dir(data_dir), cfg, log=_log, command="ragsieve " + " ".join(sys.argv[1:])
-    )
+    opts = run_options(seed, device, time_limit, threads)
+    cfg = AgentTrainConfig(qasper=qasper, msmarco=msmarco, epochs=epochs, pairs=pairs)
+    meta = train_agent(out, find_data_dir(data_dir), cfg, log=log, opts=opts)
+    t = meta["training"]
     if as_json:
         sys.stdout.write(json.dumps(meta, indent=2) + "\n")
+    elif not t["train"]["finished"]:
+        typer.echo(f"stopped early (rerun to resume): nothing written but the checkpoint -> {out}")
     else:
-        t = meta["training"]
         typer.echo(
             f"trained on {t['labelled']} labelled queries ({t['label_counts']}), "
             f"train accuracy {t['train_accuracy']:.2f} -> {out}"

@@ -37,7 +37,7 @@ import json
 import random
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import product
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,14 @@ import numpy as np
 
 from ragsieve.agent.model import PARAMS, SCORERS, AgentModel, unit_params
 from ragsieve.errors import ConfigError, InputError
+from ragsieve.training import (
+    Loop,
+    RunOptions,
+    begin,
+    card_section,
+    data_hashes,
+    run_record,
+)
 
 GRID_ITERATIONS = (5, 10, 20, 50)
 GRID_C = (1.0, 2.4, 4.0)
@@ -53,8 +61,14 @@ GRID_LAMBDA = (0.0, 0.1, 0.5, 1.0)
 DEFAULTS = (10, 2.4, 0.1)
 
 
+#: How the shipped agent was run (seed 13, one torch thread, CPU).
+DEFAULT_RUN = RunOptions(seed=13, threads=1)
+
+
 @dataclass
 class AgentTrainConfig:
+    """The recipe; seed, device, threads and time limit are the harness's ``RunOptions``."""
+
     qasper: int = 90
     msmarco: int = 90
     candidates: int = 5
@@ -65,7 +79,6 @@ class AgentTrainConfig:
     batch_size: int = 32
     lr: float = 1e-3
     margin: float = 1.0
-    seed: int = 13
     embedder: str = "minilm"
     grid: dict[str, list[float]] = field(
         default_factory=lambda: {
@@ -230,23 +243,22 @@ def grid_labels(
 # --------------------------------------------------------------------------- training
 
 
-def _set_seed(seed: int) -> None:
-    import torch
-
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
 def train_network(
-    x: np.ndarray, y: np.ndarray, p: np.ndarray, cfg: AgentTrainConfig, log: Callable[[str], None]
-) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, float]]:
-    """Algorithm 6 on features ``x``, scorer labels ``y`` and unit-range params ``p``."""
+    x: np.ndarray,
+    y: np.ndarray,
+    p: np.ndarray,
+    cfg: AgentTrainConfig,
+    out: Path,
+    opts: RunOptions = DEFAULT_RUN,
+    log: Callable[[str], None] = print,
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, float], dict[str, Any]]:
+    """Algorithm 6 on features ``x``, scorer labels ``y`` and unit-range params ``p``, through
+    the harness's loop (resumable from ``out``). Returns the weights, the last epoch's mean
+    losses and the loop's stats."""
     import torch
     from torch import nn
 
-    _set_seed(cfg.seed)
-    torch.set_num_threads(1)
+    begin(opts)
     d = x.shape[1]
     enc = nn.Sequential(
         nn.Linear(d, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 128)
@@ -255,40 +267,42 @@ def train_network(
     reg = nn.Linear(128, len(PARAMS))
     params = list(enc.parameters()) + list(cls.parameters()) + list(reg.parameters())
     opt = torch.optim.Adam(params, lr=cfg.lr)
-    rng = np.random.default_rng(cfg.seed)
+    rng = np.random.default_rng(opts.seed)
     n = len(x)
     i_idx = rng.integers(0, n, cfg.pairs)
     j_idx = rng.integers(0, n, cfg.pairs)
-    X, Y, P = torch.tensor(x), torch.tensor(y, dtype=torch.long), torch.tensor(p).float()
+    perms = [rng.permutation(cfg.pairs) for _ in range(cfg.epochs)]
+    per_epoch = -(-cfg.pairs // cfg.batch_size)
+    net = nn.ModuleDict({"enc": enc, "cls": cls, "reg": reg})
+    config = {**asdict(cfg), "rows": n, "input_dim": d}
+    loop = Loop(out, net, opt, cfg.epochs * per_epoch, opts, config, log, log_every=10**9)
+    dev = loop.device
+    X, Y = torch.tensor(x).to(dev), torch.tensor(y, dtype=torch.long).to(dev)
+    P = torch.tensor(p).float().to(dev)
     ce = nn.CrossEntropyLoss()
-    last: dict[str, float] = {}
-    for epoch in range(cfg.epochs):
-        perm = rng.permutation(cfg.pairs)
-        tot = {"con": 0.0, "cla": 0.0, "reg": 0.0}
-        for b in range(0, cfg.pairs, cfg.batch_size):
-            sel = perm[b : b + cfg.batch_size]
-            i, j = torch.tensor(i_idx[sel]), torch.tensor(j_idx[sel])
-            zi, zj = enc(X[i]), enc(X[j])
-            diff = (Y[i] != Y[j]).float()  # I_ij: 1 for different scorers
-            dist = torch.sqrt(((zi - zj) ** 2).sum(dim=1) + 1e-9)
-            l_con = (
-                (1 - diff) * dist**2 + diff * torch.clamp(cfg.margin - dist, min=0) ** 2
-            ).mean()
-            l_cla = ce(cls(zi), Y[i]) + ce(cls(zj), Y[j])
-            pi, pj = torch.sigmoid(reg(zi)), torch.sigmoid(reg(zj))
-            l_reg = ((pi - P[i]) ** 2).sum(dim=1).mean() + ((pj - P[j]) ** 2).sum(dim=1).mean()
-            loss = l_con + l_cla + l_reg
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            for k, v in (("con", l_con), ("cla", l_cla), ("reg", l_reg)):
-                tot[k] += float(v.detach()) * len(sel) / cfg.pairs
-        last = tot
-        if epoch % 10 == 0 or epoch == cfg.epochs - 1:
-            log(
-                f"epoch {epoch + 1}/{cfg.epochs}: "
-                + ", ".join(f"{k} {v:.4f}" for k, v in tot.items())
-            )
+
+    def loss_fn(step: int) -> Any:
+        epoch, b = divmod(step, per_epoch)
+        sel = perms[epoch][b * cfg.batch_size : (b + 1) * cfg.batch_size]
+        i, j = torch.tensor(i_idx[sel]).to(dev), torch.tensor(j_idx[sel]).to(dev)
+        zi, zj = enc(X[i]), enc(X[j])
+        diff = (Y[i] != Y[j]).float()  # I_ij: 1 for different scorers
+        dist = torch.sqrt(((zi - zj) ** 2).sum(dim=1) + 1e-9)
+        l_con = ((1 - diff) * dist**2 + diff * torch.clamp(cfg.margin - dist, min=0) ** 2).mean()
+        l_cla = ce(cls(zi), Y[i]) + ce(cls(zj), Y[j])
+        pi, pj = torch.sigmoid(reg(zi)), torch.sigmoid(reg(zj))
+        l_reg = ((pi - P[i]) ** 2).sum(dim=1).mean() + ((pj - P[j]) ** 2).sum(dim=1).mean()
+        tot = loop.extra["epoch"] = {} if b == 0 else loop.extra["epoch"]
+        for k, v in (("con", l_con), ("cla", l_cla), ("reg", l_reg)):
+            tot[k] = tot.get(k, 0.0) + float(v.detach()) * len(sel) / cfg.pairs
+        if b == per_epoch - 1:
+            loop.extra["last"] = dict(tot)
+            if epoch % 10 == 0 or epoch == cfg.epochs - 1:
+                losses = ", ".join(f"{k} {v:.4f}" for k, v in tot.items())
+                log(f"epoch {epoch + 1}/{cfg.epochs}: {losses}")
+        return l_con + l_cla + l_reg
+
+    stats = loop.run(loss_fn)
     weights = {}
     for name, layer in (
         ("enc0", enc[0]),
@@ -298,37 +312,84 @@ def train_network(
         ("reg", reg),
     ):
         weights[name] = (
-            layer.weight.detach().numpy().T.copy(),
-            layer.bias.detach().numpy().copy(),
+            layer.weight.detach().cpu().numpy().T.copy(),
+            layer.bias.detach().cpu().numpy().copy(),
         )
-    return weights, last
+    return weights, loop.extra.get("last", {}), stats
+
+
+#: The grid search's results so far, kept in ``--out`` until the run finishes.
+GRID_FILE = "grid_labels.json"
+#: Fields of :class:`AgentTrainConfig` that only the network's training reads.
+_TRAINING_ONLY = ("pairs", "epochs", "batch_size", "lr", "margin")
+
+
+def _grid_progress(out: Path | None, cfg: AgentTrainConfig, seed: int) -> tuple[dict, dict]:
+    """``(key, results)``: the grid-search settings and the per-query results saved so far."""
+    key = {k: v for k, v in asdict(cfg).items() if k not in _TRAINING_ONLY} | {"seed": seed}
+    path = out / GRID_FILE if out is not None else None
+    if path is None or not path.is_file():
+        return key, {}
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    if saved["config"] != key:
+        raise ConfigError(
+            f"{path} was written with other training options: remove it or use another --out"
+        )
+    return key, saved["results"]
 
 
 def build_dataset(
-    data_dir: Path, cfg: AgentTrainConfig, log: Callable[[str], None]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    data_dir: Path,
+    cfg: AgentTrainConfig,
+    log: Callable[[str], None],
+    seed: int = 13,
+    out: Path | None = None,
+    deadline: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]] | None:
+    """Features, scorer labels and unit params of the labelled queries, and counts.
+
+    With ``out``, each query's grid result is saved to ``out/grid_labels.json`` as it comes:
+    past ``deadline`` (a ``time.perf_counter`` value) the search stops and returns None, and a
+    rerun continues with the next query (the grid search is most of a run's time)."""
     from ragsieve.agent.features import agent_features
 
-    rng = random.Random(cfg.seed)
+    rng = random.Random(seed)
     t0 = time.perf_counter()
     queries = _qasper_queries(data_dir, cfg.qasper, cfg, rng) if cfg.qasper else []
     queries += _msmarco_queries(data_dir, cfg.msmarco, cfg, rng) if cfg.msmarco else []
     log(f"{len(queries)} training queries ({time.perf_counter() - t0:.0f}s)")
+    key, results = _grid_progress(out, cfg, seed)
+    if 0 < len(results) < len(queries):
+        log(f"resuming the grid search at query {len(results) + 1}/{len(queries)}")
+    elif results:
+        log(f"grid search results of all {len(queries)} queries read from {out / GRID_FILE}")
     xs, ys, ps = [], [], []
     counts = dict.fromkeys(SCORERS, 0)
     dropped = 0
     for k, q in enumerate(queries):
-        got = grid_labels(q, cfg)
-        if got is None:
+        if str(k) not in results:
+            got = grid_labels(q, cfg)
+            results[str(k)] = None if got is None else [got[0], got[1].tolist()]
+            if out is not None:
+                out.mkdir(parents=True, exist_ok=True)
+                saved = {"config": key, "results": results}
+                (out / GRID_FILE).write_text(json.dumps(saved) + "\n", encoding="utf-8")
+        if results[str(k)] is None:
             dropped += 1
         else:
-            label, params, _ = got
+            label, params = results[str(k)]
             xs.append(agent_features(q.query, q.candidates, cfg.embedder))
             ys.append(label)
-            ps.append(unit_params(params))
+            ps.append(unit_params(np.asarray(params, dtype=np.float64)))
             counts[SCORERS[label]] += 1
         if (k + 1) % 20 == 0:
             log(f"grid search {k + 1}/{len(queries)} ({time.perf_counter() - t0:.0f}s)")
+        if deadline is not None and time.perf_counter() > deadline and k + 1 < len(queries):
+            log(
+                f"time limit: grid search stopped at query {k + 1}/{len(queries)}; "
+                "rerun with the same --out to resume"
+            )
+            return None
     if len(xs) < 4:
         raise ConfigError(f"only {len(xs)} training queries carry a preference: use more queries")
     info = {
@@ -341,22 +402,42 @@ def build_dataset(
     return np.stack(xs), np.asarray(ys), np.stack(ps).astype(np.float32), info
 
 
+def data_files(cfg: AgentTrainConfig) -> list[str]:
+    """The ``shared/data`` files a run with ``cfg`` reads."""
+    from ragsieve.data import MSMARCO, QASPER_TRAIN_P, QASPER_TRAIN_Q
+
+    return [QASPER_TRAIN_Q, QASPER_TRAIN_P] * bool(cfg.qasper) + [MSMARCO] * bool(cfg.msmarco)
+
+
 def train_agent(
     out: Path,
     data_dir: Path,
     cfg: AgentTrainConfig | None = None,
     log: Callable[[str], None] = print,
-    command: str = "",
+    command: str | None = None,
+    opts: RunOptions = DEFAULT_RUN,
 ) -> dict[str, Any]:
-    """Grid-search labels, train, and write ``agent.npz`` + ``agent.json`` into ``out``."""
+    """Grid-search labels, train (or resume from ``out``), and write ``agent.npz``,
+    ``agent.json`` and ``MODEL_CARD.md`` into ``out``. A run stopped by ``opts``' time limit
+    writes nothing but its checkpoint (``meta["training"]["train"]["finished"]`` is False)."""
     cfg = cfg or AgentTrainConfig()
-    x, y, p, info = build_dataset(data_dir, cfg, log)
-    log(f"labels: {info['label_counts']} ({info['dropped_no_preference']} dropped)")
+    hashes = data_hashes(data_dir, data_files(cfg))
     t0 = time.perf_counter()
-    weights, losses = train_network(x, y, p, cfg, log)
+    deadline = t0 + 60 * opts.time_limit_min if opts.time_limit_min is not None else None
+    built = build_dataset(data_dir, cfg, log, opts.seed, out, deadline)
+    if built is None:
+        stats = {"steps": 0, "scheduled_steps": None, "finished": False, "seconds": 0.0}
+        return {"training": {"config": asdict(cfg), **run_record(opts, stats, hashes, command)}}
+    x, y, p, info = built
+    log(f"labels: {info['label_counts']} ({info['dropped_no_preference']} dropped)")
+    if deadline is not None:  # what is left of the limit is the network's
+        left = max(0.0, deadline - time.perf_counter()) / 60
+        opts = replace(opts, time_limit_min=left)
+    weights, losses, stats = train_network(x, y, p, cfg, out, opts, log)
     model = AgentModel(weights, {})
     probs, _ = model.predict(x)
     train_acc = float(np.mean(np.argmax(probs, axis=1) == y))
+    record = run_record(opts, stats, hashes, command)
     meta = {
         "scorers": list(SCORERS),
         "params": list(PARAMS),
@@ -366,12 +447,27 @@ def train_agent(
         "training": {
             **info,
             "config": asdict(cfg),
-            "train_seconds": round(time.perf_counter() - t0, 1),
+            "train_seconds": stats["seconds"],
             "final_losses": {k: round(v, 5) for k, v in losses.items()},
             "train_accuracy": round(train_acc, 4),
-            "command": command,
+            **record,
         },
     }
+    if not stats["finished"]:
+        return meta
     model.meta = meta
     model.save(out)
+    (out / GRID_FILE).unlink(missing_ok=True)  # like the loop's checkpoint: the model is the result
+    t = meta["training"]
+    card = f"""# ragsieve CARROT configuration agent
+
+Algorithm 6 (Siamese encoder 2d -> 512 -> 256 -> 128, scorer classifier over {list(SCORERS)},
+regression of (iterations, c, lambda)) on [query vector, mean candidate vector] of the
+`{cfg.embedder}` embedder. Labels from a grid search of MCTS settings per training query (utility
+= evidence recall x precision of the selected context); {t["labelled"]} labelled queries of
+{t["queries"]} ({t["label_counts"]}); train accuracy {t["train_accuracy"]}. Adam lr {cfg.lr},
+{cfg.epochs} epochs of {cfg.pairs} pairs, batch {cfg.batch_size}, margin {cfg.margin}.
+
+{card_section(record)}"""
+    (out / "MODEL_CARD.md").write_text(card, encoding="utf-8")
     return meta

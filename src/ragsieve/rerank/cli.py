@@ -12,6 +12,15 @@ from typing import Annotated, Any
 import typer
 
 from ragsieve.errors import ConfigError, InputError
+from ragsieve.training.cli import (
+    DataOpt,
+    DeviceOpt,
+    SeedOpt,
+    ThreadsOpt,
+    TimeLimitOpt,
+    log,
+    run_options,
+)
 
 RerankerOpt = Annotated[
     str,
@@ -24,59 +33,46 @@ RerankerOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
-def _log(msg: str) -> None:
-    sys.stderr.write(msg + "\n")
-    sys.stderr.flush()
-
-
 def train_reranker(
     out: Annotated[Path, typer.Option("--out", help="Output folder for the trained model.")],
-    data_dir: Annotated[
-        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
-    ] = None,
+    data_dir: DataOpt = None,
     qasper_groups: Annotated[int, typer.Option(min=0, help="QASPER train groups.")] = 1300,
     msmarco_groups: Annotated[int, typer.Option(min=0, help="MS MARCO groups.")] = 1700,
     max_length: Annotated[int, typer.Option(min=16, max=512, help="Training length.")] = 128,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 13,
-    threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 1,
-    time_limit: Annotated[
-        float | None, typer.Option(help="Safety stop after this many minutes.")
-    ] = None,
+    seed: SeedOpt = 13,
+    device: DeviceOpt = "cpu",
+    threads: ThreadsOpt = 1,
+    time_limit: TimeLimitOpt = None,
     stop_after: Annotated[
-        int | None, typer.Option(min=1, help="Stop after N steps (LR schedule unchanged).")
+        int | None,
+        typer.Option(min=1, help="Stop after N steps (LR schedule unchanged; rerun resumes)."),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Fine-tune the cross-encoder reranker from the packaged MiniLM weights (CPU, fixed seed)."""
+    """Fine-tune the cross-encoder reranker from the packaged MiniLM weights (fixed seed, CPU
+    by default, resumable)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from ragsieve.data import find_data_dir
     from ragsieve.rerank.train import TrainConfig, train
 
-    cfg = TrainConfig(
-        seed=seed,
-        qasper_groups=qasper_groups,
-        msmarco_groups=msmarco_groups,
-        max_length=max_length,
-        threads=threads,
-        time_limit_min=time_limit,
-        stop_after=stop_after,
-    )
     if qasper_groups + msmarco_groups == 0:
         raise ConfigError("nothing to train on: --qasper-groups and --msmarco-groups are both 0")
-    info = train(
-        out, find_data_dir(data_dir), cfg, log=_log, command="ragsieve " + " ".join(sys.argv[1:])
+    opts = run_options(seed, device, time_limit, threads, stop_after)
+    cfg = TrainConfig(
+        qasper_groups=qasper_groups, msmarco_groups=msmarco_groups, max_length=max_length
     )
+    info = train(out, find_data_dir(data_dir), cfg, log=log, opts=opts)
     if as_json:
         sys.stdout.write(json.dumps(info, indent=2) + "\n")
     else:
-        typer.echo(f"trained in {info['train']['seconds']:.0f}s on {info['pairs']} pairs -> {out}")
+        done = info["train"]
+        state = "trained" if done["finished"] else "stopped early (rerun to resume)"
+        typer.echo(f"{state} in {done['seconds']:.0f}s on {info['pairs']} pairs -> {out}")
 
 
 def train_fusion_cmd(
     out: Annotated[Path, typer.Option("--out", help="Output JSON file for the fusion weights.")],
-    data_dir: Annotated[
-        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
-    ] = None,
+    data_dir: DataOpt = None,
     qasper: Annotated[int, typer.Option(min=0, help="QASPER train lists (whole papers).")] = 300,
     msmarco: Annotated[int, typer.Option(min=0, help="MS MARCO lists.")] = 300,
     negatives: Annotated[
@@ -100,7 +96,7 @@ def train_fusion_cmd(
         negatives=negatives,
         seed=seed,
         command="ragsieve " + " ".join(sys.argv[1:]),
-        log=_log,
+        log=log,
     )
     typer.echo(f"fitted on {info['training']['pairs']} pairs -> {out}")
 
@@ -171,9 +167,7 @@ def eval_reranker(
     ] = "qasper-val,squad,hotpotqa",
     n: Annotated[int, typer.Option("--n", min=1, help="Questions per dataset (seeded).")] = 200,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
-    data_dir: Annotated[
-        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
-    ] = None,
+    data_dir: DataOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """MRR@10, nDCG@10 and Recall@1 of rerankers on held-out ranking tasks, side by side."""
@@ -187,7 +181,7 @@ def eval_reranker(
         raise ConfigError(f"unknown dataset {bad[0]!r}: use {', '.join(TASKS)}")
     if not names:
         raise ConfigError("no reranker given")
-    result = run_eval(names, sets, n=n, seed=seed, data_dir=find_data_dir(data_dir), log=_log)
+    result = run_eval(names, sets, n=n, seed=seed, data_dir=find_data_dir(data_dir), log=log)
     if as_json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
     else:

@@ -1,4 +1,4 @@
-"""Train the shipped cross-encoder: data from ``shared/data`` only, fixed seed, 2 CPU cores.
+"""Train the shipped cross-encoder: data from ``shared/data`` only, fixed seed, CPU by default.
 
 Training data (nothing from an evaluation set: SQuAD dev, HotpotQA and QASPER validation/test
 stay out):
@@ -17,10 +17,12 @@ Loss = binary cross-entropy on every pair (so that
 ``sigmoid(logit)`` is a calibrated probability) + softmax cross-entropy inside each group (a
 listwise term that sharpens the ranking). AdamW, linear warm-up and decay, one pass.
 
-The output folder gets ``model_fp32.onnx``, ``model.onnx`` (int8 dynamic quantisation of every
-MatMul and the embedding Gathers), ``tokenizer.json``, ``reranker_config.json``,
-``reference_scores.json`` (fp32 scores of fixed probe pairs, used by the tests to check the int8
-model) and ``MODEL_CARD.md``.
+The run goes through :mod:`ragsieve.training` (seed, ``--device``, ``--time-limit`` with a
+checkpoint that a rerun resumes from). The output folder gets ``model_fp32.onnx``, ``model.onnx``
+(int8 dynamic quantisation of every MatMul and the embedding Gathers, per output channel),
+``tokenizer.json``, ``reranker_config.json``, ``reference_scores.json`` (fp32 scores of fixed
+probe pairs, used by the tests to check the int8 model), ``training_info.json`` and
+``MODEL_CARD.md`` (with the sha256 of every data file read).
 """
 
 from __future__ import annotations
@@ -28,14 +30,11 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from ragsieve.data import (
     MSMARCO,
@@ -45,9 +44,20 @@ from ragsieve.data import (
     msmarco_positives,
     qasper_papers,
     read_training_json,
-    sha256_file,
+    sha256_file,  # noqa: F401  (rerank/fusion.py imports it from here)
 )
-from ragsieve.errors import ConfigError, InputError
+from ragsieve.errors import ConfigError
+from ragsieve.training import (
+    Loop,
+    RunOptions,
+    adamw_warmup,
+    begin,
+    card_section,
+    data_hashes,
+    export_onnx,
+    quantize_int8_per_channel,
+    run_record,
+)
 
 TRAIN_FILES = (QASPER_TRAIN_Q, QASPER_TRAIN_P, MSMARCO)
 
@@ -93,7 +103,9 @@ PROBES: list[tuple[str, str]] = [
 
 @dataclass
 class TrainConfig:
-    seed: int = 13
+    """The recipe; how a run executes (seed, device, threads, time limit) is the harness's
+    :class:`~ragsieve.training.RunOptions` (the shipped model: seed 13, 1 thread, CPU)."""
+
     qasper_groups: int = 1300
     msmarco_groups: int = 1700
     per_question: int = 2  # at most this many gold paragraphs (groups) per QASPER question
@@ -110,10 +122,12 @@ class TrainConfig:
     freeze_embeddings: bool = True
     freeze_layers: int = 2  # the lowest encoder layers stay frozen too (backward is cheaper)
     bucket: int = 64  # groups sorted by length inside windows of this many (less padding)
-    threads: int = 1  # 1 beats 2 on 2 shared, busy cores (measured: 3.5 s vs 5-7 s a step)
-    time_limit_min: float | None = None  # safety stop; a run that hits it is not the recipe
-    stop_after: int | None = None  # stop after this many steps, the LR schedule unchanged
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: How the shipped model was run: 1 thread beats 2 on 2 shared, busy cores (measured: 3.5 s vs
+#: 5-7 s a step).
+DEFAULT_RUN = RunOptions(seed=13, threads=1)
 
 
 @dataclass
@@ -189,10 +203,10 @@ def build_msmarco_groups(data_dir: Path, cfg: TrainConfig, rng: random.Random) -
 
 
 def build_training_groups(
-    data_dir: Path, cfg: TrainConfig, log: Callable[[str], None] = print
+    data_dir: Path, cfg: TrainConfig, seed: int = 13, log: Callable[[str], None] = print
 ) -> list[Group]:
-    """All training groups, shuffled with ``cfg.seed``."""
-    rng = random.Random(cfg.seed)
+    """All training groups, shuffled with ``seed``."""
+    rng = random.Random(seed)
     t0 = time.perf_counter()
     qasper = build_qasper_groups(data_dir, cfg, rng)
     log(f"qasper train: {len(qasper)} groups available ({time.perf_counter() - t0:.1f}s)")
@@ -235,58 +249,18 @@ def _build_model(base: Path) -> Any:
     return MeanPoolCrossEncoder(bert)
 
 
-def adamw_warmup(
-    bert: Any,
-    heads: list[Any],
-    lr: float,
-    head_lr: float,
-    weight_decay: float,
-    warmup: float,
-    n_steps: int,
-) -> tuple[Any, Any]:
-    """AdamW over ``bert``'s trainable weights (no decay on biases and LayerNorms) and the new
-    ``heads`` (their own rate), with linear warm-up over ``warmup`` x ``n_steps`` and linear
-    decay to 0: the schedule of every MiniLM fine-tune here."""
-    import torch
-
-    named = [(n, p) for n, p in bert.named_parameters() if p.requires_grad]
-    plain = [p for n, p in named if n.endswith("bias") or "LayerNorm" in n]
-    decayed = [p for n, p in named if not (n.endswith("bias") or "LayerNorm" in n)]
-    opt = torch.optim.AdamW(
-        [
-            {"params": decayed, "lr": lr, "weight_decay": weight_decay},
-            {"params": plain, "lr": lr, "weight_decay": 0.0},
-            {"params": heads, "lr": head_lr, "weight_decay": 0.0},
-        ]
-    )
-    warm = max(1, int(warmup * n_steps))
-
-    def factor(step: int) -> float:
-        if step < warm:
-            return (step + 1) / warm
-        return max(0.0, (n_steps - step) / max(1, n_steps - warm))
-
-    return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
-
-
 def mean_pool(hidden: Any, attention_mask: Any) -> Any:
     """The mask-weighted mean of the last hidden states: MiniLM's own sentence pooling."""
     m = attention_mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-6)
 
 
-def _set_seed(seed: int) -> None:
-    import torch
-
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def make_batches(groups: list[Group], tok: Any, cfg: TrainConfig) -> list[list[Group]]:
+def make_batches(
+    groups: list[Group], tok: Any, cfg: TrainConfig, seed: int = 13
+) -> list[list[Group]]:
     """Batches of ``groups_per_batch`` groups: in order, windows of ``bucket`` groups are sorted
     by their longest pair so that a batch pads little; the batch order is then shuffled."""
-    rng = random.Random(cfg.seed + 1)
+    rng = random.Random(seed + 1)
     lengths = []
     for g in groups:
         encs = tok.encode_batch([(g.query, t) for t in [g.positive, *g.negatives]])
@@ -303,18 +277,21 @@ def make_batches(groups: list[Group], tok: Any, cfg: TrainConfig) -> list[list[G
 def train_model(
     groups: list[Group],
     cfg: TrainConfig,
+    out_dir: Path,
+    opts: RunOptions = DEFAULT_RUN,
     base: Path | None = None,
     log: Callable[[str], None] = print,
     max_steps: int | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """Fine-tune on ``groups`` (one pass); returns the torch model and training stats."""
+    """Fine-tune on ``groups`` (one pass) through the harness's loop, resuming from a
+    checkpoint in ``out_dir``; ``max_steps`` shortens the schedule itself (``opts.stop_after``
+    stops without changing it). Returns the torch model and training stats."""
     import torch
 
     from ragsieve.rerank.cross_encoder import encode_pairs, load_tokenizer
 
     base = base or base_model_path()
-    torch.set_num_threads(cfg.threads)
-    _set_seed(cfg.seed)
+    begin(opts)
     model = _build_model(base)
     tok = load_tokenizer(base / "tokenizer.json", cfg.max_length)
     if cfg.freeze_embeddings:
@@ -323,11 +300,8 @@ def train_model(
     for layer in model.bert.encoder.layer[: cfg.freeze_layers]:
         for p in layer.parameters():
             p.requires_grad_(False)
-    batches = make_batches(groups, tok, cfg)
-    n_steps = len(batches)
-    if max_steps is not None:
-        n_steps = min(n_steps, max_steps)
-    stopped_at = n_steps
+    batches = make_batches(groups, tok, cfg, opts.seed)
+    n_steps = len(batches) if max_steps is None else min(len(batches), max_steps)
     opt, sched = adamw_warmup(
         model.bert,
         list(model.head.parameters()),
@@ -338,12 +312,12 @@ def train_model(
         n_steps,
     )
     size = 1 + cfg.negatives
-    model.train()
-    t0 = time.perf_counter()
-    pairs_done = 0
-    run_loss = 0.0
-    losses: list[float] = []
-    for step in range(n_steps):
+    config = {**asdict(cfg), "groups": len(groups), "n_steps": n_steps}
+    loop = Loop(
+        out_dir, model, opt, n_steps, opts, config, log, sched, clip_norm=1.0, ema_decay=0.9
+    )
+
+    def loss_fn(step: int) -> Any:
         batch = batches[step]
         pairs: list[tuple[str, str]] = []
         labels: list[float] = []
@@ -351,96 +325,51 @@ def train_model(
             negs = (g.negatives + g.negatives[:1] * size)[: size - 1]  # pad short groups
             pairs += [(g.query, g.positive)] + [(g.query, n) for n in negs]
             labels += [1.0] + [0.0] * (size - 1)
-        feed = {k: torch.from_numpy(v) for k, v in encode_pairs(tok, pairs).items()}
+        feed = {k: torch.from_numpy(v).to(loop.device) for k, v in encode_pairs(tok, pairs).items()}
         logits = model(**feed)
-        y = torch.tensor(labels)
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(
+            logits, torch.tensor(labels, device=loop.device)
+        )
         if cfg.listwise_weight:
             grouped = logits.view(len(batch), size)
-            target = torch.zeros(len(batch), dtype=torch.long)
+            target = torch.zeros(len(batch), dtype=torch.long, device=loop.device)
             loss = loss + cfg.listwise_weight * torch.nn.functional.cross_entropy(grouped, target)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        pairs_done += len(pairs)
-        value = float(loss.detach())
-        run_loss = 0.9 * run_loss + 0.1 * value if step else value
-        losses.append(value)
-        stop = cfg.stop_after is not None and step + 1 >= cfg.stop_after
-        if cfg.time_limit_min and time.perf_counter() - t0 > 60 * cfg.time_limit_min:
-            log(f"time limit of {cfg.time_limit_min} min hit at step {step + 1}/{n_steps}")
-            stop = True
-        if stop:
-            stopped_at = step + 1
-            break
-        if (step + 1) % 25 == 0 or step + 1 == n_steps:
-            el = time.perf_counter() - t0
-            rate = pairs_done / el
-            eta = (n_steps - step - 1) * len(pairs) / rate if rate else 0.0
-            log(
-                f"step {step + 1}/{n_steps} loss {run_loss:.4f} {rate:.1f} pairs/s "
-                f"elapsed {el / 60:.1f} min eta {eta / 60:.1f} min"
-            )
-    model.eval()
-    stats = {
-        "steps": stopped_at,
-        "scheduled_steps": n_steps,
-        "pairs": pairs_done,
-        "seconds": round(time.perf_counter() - t0, 1),
-        "final_loss_ema": round(run_loss, 4),
-        "first_loss": round(losses[0], 4) if losses else None,
-    }
+        return loss
+
+    stats = loop.run(loss_fn)
+    stats["pairs"] = sum(len(b) for b in batches[: stats["steps"]]) * size
     return model, stats
 
 
 # --------------------------------------------------------------------------- export
 
+MINILM_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
-def export_fp32(model: Any, path: Path, outputs: dict[str, dict[int, str]]) -> None:
-    """``model`` (a MiniLM taking ids, mask and segment ids) as fp32 ONNX, opset 17, batch and
-    sequence dynamic; ``outputs`` names the outputs with their dynamic axes."""
+
+def export_fp32(model: Any, path: Path, outputs: dict[str, dict[int, str]]) -> int:
+    """``model`` (a MiniLM taking ids, mask and segment ids) as fp32 ONNX, batch and sequence
+    dynamic; ``outputs`` names the outputs with their dynamic axes. Returns the file's size."""
     import torch
 
     ids = torch.ones(2, 16, dtype=torch.long)
     axes = {0: "batch", 1: "seq"}
-    with torch.no_grad():
-        torch.onnx.export(
-            model,
-            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
-            str(path),
-            input_names=["input_ids", "attention_mask", "token_type_ids"],
-            output_names=list(outputs),
-            dynamic_axes={
-                "input_ids": axes,
-                "attention_mask": axes,
-                "token_type_ids": axes,
-                **outputs,
-            },
-            opset_version=17,
-            dynamo=False,
-        )
+    return export_onnx(
+        model,
+        path,
+        (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+        MINILM_INPUTS,
+        list(outputs),
+        {**dict.fromkeys(MINILM_INPUTS, axes), **outputs},
+    )
 
 
-def export_onnx(model: Any, out_dir: Path, max_length: int, quantize: bool = True) -> dict:
-    """Write ``model_fp32.onnx`` and (``quantize``) ``model.onnx`` (int8) to ``out_dir``."""
-
-    out_dir.mkdir(parents=True, exist_ok=True)
+def export_model(model: Any, out_dir: Path, quantize: bool = True) -> dict[str, int]:
+    """Write ``model_fp32.onnx`` and (``quantize``) ``model.onnx``: int8 MatMul and Gather
+    weights, per output channel (the harness's export); returns the files' sizes."""
     fp32 = out_dir / "model_fp32.onnx"
-    export_fp32(model, fp32, {"logits": {0: "batch"}})
-    sizes = {"model_fp32.onnx": fp32.stat().st_size}
+    sizes = {fp32.name: export_fp32(model, fp32, {"logits": {0: "batch"}})}
     if quantize:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        int8 = out_dir / "model.onnx"
-        quantize_dynamic(
-            str(fp32),
-            str(int8),
-            weight_type=QuantType.QInt8,
-            op_types_to_quantize=["MatMul", "Gather"],
-        )
-        sizes["model.onnx"] = int8.stat().st_size
+        sizes["model.onnx"] = quantize_int8_per_channel(fp32, out_dir / "model.onnx")
     return sizes
 
 
@@ -457,7 +386,7 @@ def write_artifacts(
     from ragsieve.rerank.cross_encoder import CONFIG_FILE, OnnxCrossEncoder
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    sizes = export_onnx(model, out_dir, cfg.infer_max_length, quantize=quantize)
+    sizes = export_model(model, out_dir, quantize=quantize)
     shutil.copyfile(base / "tokenizer.json", out_dir / "tokenizer.json")
     conf = {
         "max_length": cfg.infer_max_length,
@@ -485,7 +414,6 @@ def write_artifacts(
 
 def model_card(info: dict[str, Any]) -> str:
     cfg = info["config"]
-    rows = "\n".join(f"| `{name}` | `{h}` |" for name, h in info.get("data_sha256", {}).items())
     counts = ", ".join(f"{k}: {v}" for k, v in info.get("groups", {}).items())
     return f"""# ragsieve cross-encoder reranker (MiniLM-L6, int8 ONNX)
 
@@ -495,8 +423,8 @@ def model_card(info: dict[str, Any]) -> str:
 - **Output**: one logit; `score = sigmoid(logit)` in [0, 1].
 - **Length**: pairs are truncated longest-first to {cfg["infer_max_length"]} word pieces at
   inference ({cfg["max_length"]} in training); passages are truncated, not windowed.
-- **Files**: `model.onnx` (int8 dynamic quantisation of MatMul and Gather, onnxruntime),
-  `tokenizer.json` (the base model's WordPiece tokenizer), `reranker_config.json`,
+- **Files**: `model.onnx` (int8 dynamic quantisation of MatMul and Gather, per output channel,
+  onnxruntime), `tokenizer.json` (the base model's WordPiece tokenizer), `reranker_config.json`,
   `reference_scores.json` (fp32 logits of fixed probe pairs, for the int8 consistency test).
 
 ## Training data (from `shared/data` only)
@@ -510,22 +438,14 @@ Groups of (query, 1 positive, {cfg["negatives"]} negatives): {counts}; {info.get
   {cfg["hard_negatives"]} from the BM25 top 10 over all 6,980 positives, the rest random.
 - Never used: SQuAD dev, HotpotQA (both files), QASPER validation and test.
 
-| file | sha256 |
-|---|---|
-{rows}
-
 ## Training
 
-`{info.get("command")}`
+AdamW lr {cfg["lr"]} (head {cfg["head_lr"]}), warm-up {cfg["warmup"]}, linear decay,
+{cfg["groups_per_batch"]} groups ({cfg["groups_per_batch"] * (1 + cfg["negatives"])} pairs) per
+step, one pass, loss = BCE per pair + {cfg["listwise_weight"]} x softmax CE per group, word
+embeddings and the lowest {cfg["freeze_layers"]} layers frozen.
 
-Seed {cfg["seed"]}; AdamW lr {cfg["lr"]} (head {cfg["head_lr"]}), warm-up {cfg["warmup"]},
-linear decay, {cfg["groups_per_batch"]} groups ({cfg["groups_per_batch"] * (1 + cfg["negatives"])}
-pairs) per step, one pass, loss = BCE per pair + {cfg["listwise_weight"]} x softmax CE per group,
-word embeddings and the lowest {cfg["freeze_layers"]} layers frozen,
-{info.get("train", {}).get("steps")} steps,
-{info.get("train", {}).get("seconds")} s on {cfg["threads"]} CPU threads
-(torch {info.get("torch")}).
-
+{card_section(info)}
 ## Metrics
 
 {info.get("metrics", "See benchmarks/results/reranker.md (`ragsieve eval-reranker`).")}
@@ -538,33 +458,27 @@ def train(
     cfg: TrainConfig | None = None,
     log: Callable[[str], None] = print,
     command: str | None = None,
+    opts: RunOptions = DEFAULT_RUN,
 ) -> dict[str, Any]:
-    """The whole recipe: build data, train, export fp32 + int8 ONNX and the model card."""
-    import torch
-
+    """The whole recipe: build data, train (or resume from ``out_dir``), export fp32 + int8
+    ONNX and the model card."""
     cfg = cfg or TrainConfig()
     try:  # checked first: a missing exporter must not cost a 30-minute run
         import onnx  # noqa: F401
     except ImportError as e:
         raise ConfigError("train-reranker needs onnx: pip install 'ragsieve[train]'") from e
-    for rel in TRAIN_FILES:
-        if not (data_dir / rel).is_file():
-            raise InputError(f"training file {data_dir / rel} not found")
-    hashes = {rel: sha256_file(data_dir / rel) for rel in TRAIN_FILES}
-    groups = build_training_groups(data_dir, cfg, log)
+    hashes = data_hashes(data_dir, TRAIN_FILES)
+    groups = build_training_groups(data_dir, cfg, opts.seed, log)
     by_src: dict[str, int] = {}
     for g in groups:
         by_src[g.source] = by_src.get(g.source, 0) + 1
     log(f"training on {len(groups)} groups ({by_src}), {len(groups) * (1 + cfg.negatives)} pairs")
     base = base_model_path()
-    model, stats = train_model(groups, cfg, base, log)
+    model, stats = train_model(groups, cfg, out_dir, opts, base, log)
     info = {
         "config": asdict(cfg),
         "groups": by_src,
         "pairs": stats["pairs"],
-        "train": stats,
-        "data_sha256": hashes,
-        "command": command or " ".join(["ragsieve", *sys.argv[1:]]),
-        "torch": torch.__version__,
+        **run_record(opts, stats, hashes, command),
     }
     return write_artifacts(model, out_dir, cfg, base, info, log=log)

@@ -11,11 +11,15 @@ from typing import Annotated
 import typer
 
 from ragsieve.errors import ConfigError, InputError
-
-
-def _log(msg: str) -> None:
-    sys.stderr.write(msg + "\n")
-    sys.stderr.flush()
+from ragsieve.training.cli import (
+    DataOpt,
+    DeviceOpt,
+    SeedOpt,
+    ThreadsOpt,
+    TimeLimitOpt,
+    log,
+    run_options,
+)
 
 
 def segment_cmd(
@@ -81,16 +85,17 @@ def segment_cmd(
 
 def train_segmenter_cmd(
     out: Annotated[Path, typer.Option("--out", help="Output folder for the trained head.")],
-    data_dir: Annotated[
-        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
-    ] = None,
+    data_dir: DataOpt = None,
     qasper_papers: Annotated[int, typer.Option(help="QASPER train papers (-1: all 888).")] = 250,
     val_papers: Annotated[
         int, typer.Option(help="QASPER validation papers for Table X (-1: all 281).")
     ] = 100,
     epochs: Annotated[int, typer.Option(min=1, help="Passes over the pairs.")] = 10,
     loss: Annotated[str, typer.Option(help="mse (Algorithm 1) | bce.")] = "mse",
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 13,
+    seed: SeedOpt = 13,
+    device: DeviceOpt = "cpu",
+    threads: ThreadsOpt = 2,
+    time_limit: TimeLimitOpt = None,
     feature_sets: Annotated[
         str, typer.Option(help="Comma-separated Table X rows: x1,x2 | x1,x2,diff | ... | all.")
     ] = "",
@@ -135,8 +140,8 @@ def train_segmenter_cmd(
         if bad:
             raise ConfigError(f"unknown feature set {bad[0]!r}: use {'; '.join(FEATURE_SETS)}")
         sets = wanted if "all" in wanted else [*wanted, "all"]
+    opts = run_options(seed, device, time_limit, threads)
     cfg = SegTrainConfig(
-        seed=seed,
         qasper_papers=qasper_papers,
         val_papers=val_papers,
         epochs=epochs,
@@ -150,9 +155,9 @@ def train_segmenter_cmd(
         find_data_dir(data_dir),
         cfg,
         feature_sets=sets,
-        command="ragsieve " + " ".join(sys.argv[1:]),
-        log=_log,
+        log=log,
         cache_dir=cache,
+        opts=opts,
     )
     if as_json:
         sys.stdout.write(json.dumps(info, indent=2) + "\n")
@@ -168,6 +173,9 @@ def train_segmenter_cmd(
             f"{m['boundary_precision']:.4f} | {m['boundary_recall']:.4f} | {m['boundary_f1']:.4f} "
             f"| {m.get('acc_paper_protocol', float('nan')):.4f} |"
         )
+    if not info["finished"]:
+        typer.echo(f"stopped early (rerun to resume): nothing shipped yet -> {out}")
+        return
     typer.echo(f"trained on {info['train_pairs']} pairs in {info['seconds']:.0f}s -> {out}")
 
 

@@ -21,9 +21,8 @@ transformer (2e-5, the usual fine-tuning rate) and the head's 1e-3, MSE on the s
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ import numpy as np
 
 from ragsieve.segment.model import FEATURE_SETS, SegmenterHead
 from ragsieve.segment.pairs import PairSet
+from ragsieve.training import Loop, RunOptions, begin
 
 #: The folder name of the fine-tuned embedder inside a segmenter folder.
 EMBEDDER_DIR = "embedder"
@@ -38,6 +38,9 @@ EMBEDDER_DIR = "embedder"
 
 @dataclass
 class FinetuneConfig:
+    """The recipe; seed, device, threads and time limit come from the harness's
+    ``RunOptions``."""
+
     pairs: int = 20000
     epochs: int = 1
     batch_size: int = 32
@@ -45,8 +48,6 @@ class FinetuneConfig:
     lr_head: float = 1e-3
     max_seq: int = 64
     hidden: tuple[int, ...] = (256, 64)
-    seed: int = 13
-    threads: int = 2
 
 
 def _features(x1: Any, x2: Any, names: tuple[str, ...]) -> Any:
@@ -59,19 +60,21 @@ def _features(x1: Any, x2: Any, names: tuple[str, ...]) -> Any:
 def finetune(
     train: PairSet,
     cfg: FinetuneConfig,
+    out: Path,
+    opts: RunOptions,
     log: Callable[[str], None],
     features: tuple[str, ...] = FEATURE_SETS["all"],
-) -> tuple[Any, SegmenterHead]:
-    """Jointly train MiniLM and the head on ``cfg.pairs`` sampled pairs; return both."""
+) -> tuple[Any, SegmenterHead, dict[str, Any]]:
+    """Jointly train MiniLM and the head on ``cfg.pairs`` sampled pairs through the harness's
+    loop (resumable from ``out``); returns both and the loop's stats."""
     import torch
     from sentence_transformers import SentenceTransformer
 
     from ragsieve.embed.base import _minilm_dir
-    from ragsieve.segment.model import build_mlp
+    from ragsieve.segment.model import build_mlp, head_from_mlp
 
-    torch.manual_seed(cfg.seed)
-    torch.set_num_threads(cfg.threads)
-    model = SentenceTransformer(str(_minilm_dir()), device="cpu")
+    device = begin(opts)
+    model = SentenceTransformer(str(_minilm_dir()), device=str(device))
     model.max_seq_length = cfg.max_seq
     dim = int(model.get_embedding_dimension() or 384)
     head = build_mlp([dim * len(features), *cfg.hidden, 1])
@@ -81,48 +84,33 @@ def finetune(
             {"params": head.parameters(), "lr": cfg.lr_head},
         ]
     )
-    rng = np.random.default_rng(cfg.seed)
+    rng = np.random.default_rng(opts.seed)
     n = min(cfg.pairs, len(train.labels))
     sample = rng.choice(len(train.labels), size=n, replace=False)
     left = np.asarray(train.left)[sample]
     right = np.asarray(train.right)[sample]
-    labels = torch.tensor(np.asarray(train.labels)[sample], dtype=torch.float32)
+    labels = torch.tensor(np.asarray(train.labels)[sample], dtype=torch.float32).to(device)
+    orders = [rng.permutation(n) for _ in range(cfg.epochs)]
+    per_epoch = -(-n // cfg.batch_size)
     # sentence-transformers 5 renamed tokenize() to preprocess(); older releases lack it.
     prep = getattr(model, "preprocess", None) or model.tokenize
-    model.train()
-    t0 = time.perf_counter()
-    steps = 0
-    for epoch in range(cfg.epochs):
-        order = rng.permutation(n)
-        for s in range(0, n, cfg.batch_size):
-            idx = order[s : s + cfg.batch_size]
-            texts = [train.sentences[i] for i in left[idx]] + [
-                train.sentences[i] for i in right[idx]
-            ]
-            feats = prep(texts)
-            emb = model(feats)["sentence_embedding"]  # the model's own Normalize layer applies
-            x1, x2 = emb[: len(idx)], emb[len(idx) :]
-            score = torch.sigmoid(head(_features(x1, x2, features)).squeeze(1))
-            loss = torch.nn.functional.mse_loss(score, labels[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            steps += 1
-            if steps % 50 == 0:
-                done = min(s + cfg.batch_size, n)
-                log(
-                    f"fine-tune epoch {epoch + 1}: {done}/{n} pairs, loss {loss.item():.4f} "
-                    f"({time.perf_counter() - t0:.0f}s)"
-                )
-    model.eval()
-    lin = [m for m in head if isinstance(m, torch.nn.Linear)]
-    trained = SegmenterHead(
-        tuple(m.weight.detach().numpy().T.copy() for m in lin),
-        tuple(m.bias.detach().numpy().copy() for m in lin),
-        features,
-        EMBEDDER_DIR,
-    )
-    return model, trained
+    both = torch.nn.ModuleDict({"embedder": model, "head": head})
+    config = {**asdict(cfg), "features": list(features), "train_pairs": len(train.labels)}
+    loop = Loop(out, both, opt, cfg.epochs * per_epoch, opts, config, log, log_every=50)
+
+    def loss_fn(step: int) -> Any:
+        epoch, start = divmod(step, per_epoch)
+        idx = orders[epoch][start * cfg.batch_size : (start + 1) * cfg.batch_size]
+        texts = [train.sentences[i] for i in left[idx]] + [train.sentences[i] for i in right[idx]]
+        # Tensors go to the device; sentence-transformers 6 adds a "modality" string too.
+        feats = {k: v.to(device) if hasattr(v, "to") else v for k, v in prep(texts).items()}
+        emb = model(feats)["sentence_embedding"]  # the model's own Normalize layer applies
+        x1, x2 = emb[: len(idx)], emb[len(idx) :]
+        score = torch.sigmoid(head(_features(x1, x2, features)).squeeze(1))
+        return torch.nn.functional.mse_loss(score, labels[idx])
+
+    stats = loop.run(loss_fn)
+    return model, head_from_mlp(head, features, EMBEDDER_DIR), stats
 
 
 def embed_with(model: Any, sentences: list[str], batch_size: int = 128) -> np.ndarray:

@@ -121,3 +121,18 @@ def build_mlp(dims: list[int]) -> Any:
         if i < len(dims) - 2:
             layers.append(torch.nn.ReLU())
     return torch.nn.Sequential(*layers)
+
+
+def head_from_mlp(
+    mlp: Any, features: tuple[str, ...], embedder: str = SEGMENTER_EMBEDDER
+) -> SegmenterHead:
+    """The numpy :class:`SegmenterHead` of a trained :func:`build_mlp` network (on any device)."""
+    import torch
+
+    lin = [m for m in mlp if isinstance(m, torch.nn.Linear)]
+    return SegmenterHead(
+        tuple(m.weight.detach().cpu().numpy().T.copy() for m in lin),
+        tuple(m.bias.detach().cpu().numpy().copy() for m in lin),
+        features,
+        embedder,
+    )

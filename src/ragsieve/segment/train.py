@@ -32,7 +32,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +44,11 @@ from ragsieve.segment.model import (
     SEGMENTER_EMBEDDER,
     SegmenterHead,
     build_mlp,
+    head_from_mlp,
     pair_features,
 )
 from ragsieve.segment.pairs import (
+    QASPER_VAL,
     TRAIN_FILES,
     PairSet,
     build_pairs,
@@ -54,11 +56,23 @@ from ragsieve.segment.pairs import (
     training_docs,
     validation_docs,
 )
+from ragsieve.training import (
+    Loop,
+    RunOptions,
+    begin,
+    card_section,
+    data_hashes,
+    run_record,
+)
+
+#: How the shipped head was run (seed, threads); ``--device``/``--time-limit`` change neither.
+DEFAULT_RUN = RunOptions(seed=13, threads=2)
 
 
 @dataclass
 class SegTrainConfig:
-    seed: int = 13
+    """The recipe; seed, device, threads and time limit are the harness's ``RunOptions``."""
+
     qasper_papers: int = 250  # of 888 QASPER train papers (-1: all)
     squality_stories: int = -1  # all 50
     wikitext_articles: int = -1  # all 62
@@ -82,7 +96,6 @@ class SegTrainConfig:
     #: ``acc_paper_protocol`` scores. Measured, not adopted (docs/segmentation.md).
     protocol: str = "adjacent"
     ss: float = 0.55
-    threads: int = 2
     #: Algorithm 1 in full: train MiniLM together with the head (ragsieve.segment.finetune).
     finetune_embedder: bool = False
     finetune_pairs: int = 20000
@@ -120,34 +133,41 @@ def embed_sentences(
 
 
 def fit_head(
-    x: np.ndarray, y: np.ndarray, features: tuple[str, ...], cfg: SegTrainConfig
-) -> SegmenterHead:
+    x: np.ndarray,
+    y: np.ndarray,
+    features: tuple[str, ...],
+    cfg: SegTrainConfig,
+    out: Path,
+    opts: RunOptions = DEFAULT_RUN,
+    log: Callable[[str], None] = print,
+) -> tuple[SegmenterHead, dict[str, Any]]:
+    """Fit one head on pair features ``x`` through the harness's loop (checkpoint
+    ``out/checkpoint-<features>.pt``); returns the head and the loop's stats."""
     import torch
 
-    torch.manual_seed(cfg.seed)
-    torch.set_num_threads(cfg.threads)
+    begin(opts)
     net = build_mlp([x.shape[1], *cfg.hidden, 1])
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    xt, yt = torch.from_numpy(x), torch.from_numpy(y.astype(np.float32))
-    gen = torch.Generator().manual_seed(cfg.seed)
-    for _ in range(cfg.epochs):
-        perm = torch.randperm(len(xt), generator=gen)
-        for s in range(0, len(xt), cfg.batch_size):
-            idx = perm[s : s + cfg.batch_size]
-            logit = net(xt[idx]).squeeze(1)
-            if cfg.loss == "mse":
-                loss = torch.nn.functional.mse_loss(torch.sigmoid(logit), yt[idx])
-            else:
-                loss = torch.nn.functional.binary_cross_entropy_with_logits(logit, yt[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    lin = [m for m in net if isinstance(m, torch.nn.Linear)]
-    return SegmenterHead(
-        tuple(m.weight.detach().numpy().T.copy() for m in lin),
-        tuple(m.bias.detach().numpy().copy() for m in lin),
-        features,
-    )
+    gen = torch.Generator().manual_seed(opts.seed)
+    perms = [torch.randperm(len(x), generator=gen) for _ in range(cfg.epochs)]
+    per_epoch = -(-len(x) // cfg.batch_size)
+    config = {**asdict(cfg), "features": list(features), "rows": len(x)}
+    name = f"checkpoint-{'-'.join(features)}.pt"
+    n_steps, every = cfg.epochs * per_epoch, per_epoch * max(1, cfg.epochs // 5)
+    loop = Loop(out, net, opt, n_steps, opts, config, log, log_every=every, checkpoint=name)
+    xt = torch.from_numpy(x).to(loop.device)
+    yt = torch.from_numpy(y.astype(np.float32)).to(loop.device)
+
+    def loss_fn(step: int) -> Any:
+        epoch, start = divmod(step, per_epoch)
+        idx = perms[epoch][start * cfg.batch_size : (start + 1) * cfg.batch_size].to(loop.device)
+        logit = net(xt[idx]).squeeze(1)
+        if cfg.loss == "mse":
+            return torch.nn.functional.mse_loss(torch.sigmoid(logit), yt[idx])
+        return torch.nn.functional.binary_cross_entropy_with_logits(logit, yt[idx])
+
+    stats = loop.run(loss_fn)
+    return head_from_mlp(net, features), stats
 
 
 def boundary_metrics(
@@ -197,42 +217,52 @@ def _paper_pairs(
     return arr[:, 0], arr[:, 1], arr[:, 2]
 
 
+def _plain_config(cfg: Any) -> dict[str, Any]:
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()}
+
+
 def train_segmenter(
     out: Path,
     data_dir: Path,
     cfg: SegTrainConfig | None = None,
     feature_sets: list[str] | None = None,
-    command: str = "",
+    command: str | None = None,
     log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
     cache_dir: Path | None = None,
+    opts: RunOptions = DEFAULT_RUN,
 ) -> dict[str, Any]:
-    """Fit a head per feature set, evaluate each on QASPER validation, ship the ``all`` head."""
-    from ragsieve.data import sha256_file
+    """Fit a head per feature set, evaluate each on QASPER validation, ship the ``all`` head.
 
+    ``opts.time_limit_min`` bounds the whole run (embedding included); a head it stops keeps
+    its checkpoint, nothing is shipped, ``info["finished"]`` is False and the same call resumes
+    (heads already finished are refitted: seconds each, and seeded)."""
     cfg = cfg or SegTrainConfig()
     sets = feature_sets or list(FEATURE_SETS)
+    if cfg.protocol not in PROTOCOLS:
+        raise ConfigError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {cfg.protocol!r}")
+    hashes = data_hashes(data_dir, [*TRAIN_FILES, QASPER_VAL])
     t0 = time.perf_counter()
+    seed = opts.seed
     train_docs = training_docs(
-        data_dir, cfg.qasper_papers, cfg.squality_stories, cfg.wikitext_articles, cfg.seed
+        data_dir, cfg.qasper_papers, cfg.squality_stories, cfg.wikitext_articles, seed
     )
     train = build_pairs(train_docs)
-    val_docs = validation_docs(data_dir, cfg.val_papers, cfg.seed)
+    val_docs = validation_docs(data_dir, cfg.val_papers, seed)
     val = build_pairs(val_docs)
-    loose = random_negative_pairs(val_docs["qasper-val"], cfg.seed)
+    loose = random_negative_pairs(val_docs["qasper-val"], seed)
     log(
         f"pairs: train {len(train.labels)} ({np.mean(train.labels):.2f} same-paragraph), "
         f"validation {len(val.labels)} ({np.mean(val.labels):.2f})"
     )
-    if cfg.protocol not in PROTOCOLS:
-        raise ConfigError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {cfg.protocol!r}")
     if cfg.finetune_embedder:
-        return _train_finetuned(out, data_dir, cfg, train, val, loose, command, log, t0)
+        return _train_finetuned(out, cfg, opts, train, val, loose, hashes, command, log, t0)
     tv = embed_sentences(train.sentences, log, cache_dir)
     vv = embed_sentences(val.sentences, log, cache_dir)
     embed_s = time.perf_counter() - t0
     table: dict[str, dict[str, float]] = {}
     shipped: SegmenterHead | None = None
-    paper = _paper_pairs(train, train_docs, cfg.seed) if cfg.protocol == "paper" else None
+    stats: dict[str, Any] = {}
+    paper = _paper_pairs(train, train_docs, seed) if cfg.protocol == "paper" else None
     for name in sets:
         feats = FEATURE_SETS[name]
         t1 = time.perf_counter()
@@ -243,14 +273,16 @@ def train_segmenter(
             y = paper[2]
         n_rand = int(cfg.random_negatives * len(y))
         if n_rand:
-            rng = np.random.default_rng(cfg.seed)
+            rng = np.random.default_rng(seed)
             a = rng.choice(np.asarray(train.left), n_rand)
             b = rng.integers(0, len(tv), n_rand)
             x = np.concatenate([x, pair_features(tv[a], tv[b], feats)])
             y = np.concatenate([y, np.zeros(n_rand, dtype=y.dtype)])
-        head = fit_head(x, y.astype(np.float32), feats, cfg)
+        head, stats = fit_head(x, y.astype(np.float32), feats, cfg, out, _left(opts, t0), log)
+        if not stats["finished"]:
+            break
         table[name] = {
-            **_val_row(head, vv, val, loose, cfg),
+            **_val_row(head, vv, val, loose, cfg, seed),
             "seconds": round(time.perf_counter() - t1, 1),
         }
         log(f"{name}: {table[name]}")
@@ -258,7 +290,8 @@ def train_segmenter(
             shipped = head
     counts = {s: train.source.count(s) for s in dict.fromkeys(train.source)}
     info: dict[str, Any] = {
-        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
+        "config": _plain_config(cfg),
+        "finished": bool(stats.get("finished", True)),
         "embedder": SEGMENTER_EMBEDDER,
         "train_pairs": len(train.labels) if paper is None else len(paper[2]),
         "train_pairs_by_source": counts,
@@ -268,15 +301,60 @@ def train_segmenter(
         "table_x": table,
         "embed_seconds": round(embed_s, 1),
         "seconds": round(time.perf_counter() - t0, 1),
-        "command": command,
-        "data_sha256": {f: sha256_file(data_dir / f) for f in TRAIN_FILES},
+        **run_record(opts, stats, hashes, command),
     }
     out.mkdir(parents=True, exist_ok=True)
     if shipped is not None:
         shipped.save(
             out, {"ss": cfg.ss, "trained": {k: info[k] for k in ("train_pairs", "seconds")}}
         )
+    return _write_info(out, info)
+
+
+def _left(opts: RunOptions, t0: float) -> RunOptions:
+    """``opts`` with the time limit that is left of the whole run started at ``t0``."""
+    if opts.time_limit_min is None:
+        return opts
+    spent = (time.perf_counter() - t0) / 60
+    return replace(opts, time_limit_min=max(0.0, opts.time_limit_min - spent))
+
+
+def _write_info(out: Path, info: dict[str, Any]) -> dict[str, Any]:
+    """``train_info.json`` and a model card: Table X and the run (data hashes included)."""
+    out.mkdir(parents=True, exist_ok=True)
     (out / "train_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    rows = "\n".join(
+        f"| {name} | {m['acc_natural']} | {m['acc_balanced']} | {m['boundary_f1']} | "
+        f"{m['acc_paper_protocol']} |"
+        for name, m in info["table_x"].items()
+    )
+    cfg = info["config"]
+    if "finetune" in info:
+        ft = info["finetune"]
+        how = (
+            f"MiniLM fine-tuned with the head (Algorithm 1 in full, saved in "
+            f"`{info['embedder']}/`), MSE, {ft['epochs']} epoch(s), "
+            f"Adam lr {ft['lr_embedder']} (head {ft['lr_head']})"
+        )
+    else:
+        how = (
+            f"frozen `{info['embedder']}` embedder, protocol `{cfg['protocol']}`, loss "
+            f"`{cfg['loss']}`, {cfg['epochs']} epochs, Adam lr {cfg['lr']}"
+        )
+    card = f"""# ragsieve SAGE segmentation head
+
+MLP ({" -> ".join(str(h) for h in cfg["hidden"])} -> 1, ReLU, sigmoid) on sentence-pair features
+[x1, x2, x1-x2, x1*x2]: P(two adjacent sentences belong to one chunk); split below `ss` =
+{cfg["ss"]}. Trained on {info["train_pairs"]} pairs ({how}); QASPER validation papers held out.
+
+## Table X (held-out QASPER validation pairs)
+
+| features | acc (natural) | acc (balanced) | boundary F1 | acc (paper protocol) |
+|---|---|---|---|---|
+{rows}
+
+{card_section(info)}"""
+    (out / "MODEL_CARD.md").write_text(card, encoding="utf-8")
     return info
 
 
@@ -286,6 +364,7 @@ def _val_row(
     val: PairSet,
     loose: list[tuple[str, str, int]],
     cfg: SegTrainConfig,
+    seed: int,
 ) -> dict[str, float]:
     """One Table X row for ``head`` on the validation vectors ``vv`` (rows = val.sentences)."""
     feats = head.features
@@ -294,43 +373,43 @@ def _val_row(
     lx = pair_features(vv[[row[a] for a, _, _ in loose]], vv[[row[b] for _, b, _ in loose]], feats)
     ly = np.array([y for _, _, y in loose])
     return {
-        **boundary_metrics(head.score_features(vx), vy, cfg.ss, cfg.seed),
+        **boundary_metrics(head.score_features(vx), vy, cfg.ss, seed),
         "acc_paper_protocol": round(float(np.mean((head.score_features(lx) >= cfg.ss) == ly)), 4),
     }
 
 
 def _train_finetuned(
     out: Path,
-    data_dir: Path,
     cfg: SegTrainConfig,
+    opts: RunOptions,
     train: PairSet,
     val: PairSet,
     loose: list[tuple[str, str, int]],
-    command: str,
+    hashes: dict[str, str],
+    command: str | None,
     log: Callable[[str], None],
     t0: float,
 ) -> dict[str, Any]:
     """``--finetune-embedder``: MiniLM and the all-features head trained together."""
-    from ragsieve.data import sha256_file
     from ragsieve.segment import finetune as ft
 
-    fcfg = ft.FinetuneConfig(
-        pairs=cfg.finetune_pairs,
-        epochs=1,
-        hidden=cfg.hidden,
-        seed=cfg.seed,
-        threads=cfg.threads,
-    )
-    model, head = ft.finetune(train, fcfg, log)
-    t1 = time.perf_counter()
-    log(f"embedding {len(val.sentences)} validation sentences with the fine-tuned model")
-    vv = ft.embed_with(model, val.sentences)
+    fcfg = ft.FinetuneConfig(pairs=cfg.finetune_pairs, epochs=1, hidden=cfg.hidden)
+    model, head, stats = ft.finetune(train, fcfg, out, _left(opts, t0), log)
     name = "all, fine-tuned embedder"
-    table = {name: {**_val_row(head, vv, val, loose, cfg), "seconds": round(t1 - t0, 1)}}
-    log(f"{name}: {table[name]}")
+    table = {}
+    if stats["finished"]:
+        t1 = time.perf_counter()
+        log(f"embedding {len(val.sentences)} validation sentences with the fine-tuned model")
+        vv = ft.embed_with(model, val.sentences)
+        table[name] = {
+            **_val_row(head, vv, val, loose, cfg, opts.seed),
+            "seconds": round(t1 - t0, 1),
+        }
+        log(f"{name}: {table[name]}")
     info: dict[str, Any] = {
-        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
-        "finetune": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(fcfg).items()},
+        "config": _plain_config(cfg),
+        "finetune": _plain_config(fcfg),
+        "finished": stats["finished"],
         "embedder": ft.EMBEDDER_DIR,
         "train_pairs": min(cfg.finetune_pairs, len(train.labels)),
         "train_sentences": len(train.sentences),
@@ -338,11 +417,9 @@ def _train_finetuned(
         "val_same_paragraph_share": round(float(np.mean(val.labels)), 4),
         "table_x": table,
         "seconds": round(time.perf_counter() - t0, 1),
-        "command": command,
-        "data_sha256": {f: sha256_file(data_dir / f) for f in TRAIN_FILES},
+        **run_record(opts, stats, hashes, command),
     }
-    out.mkdir(parents=True, exist_ok=True)
-    trained = {k: info[k] for k in ("train_pairs", "seconds")}
-    ft.save(model, head, out, {"ss": cfg.ss, "trained": trained})
-    (out / "train_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    return info
+    if stats["finished"]:
+        trained = {k: info[k] for k in ("train_pairs", "seconds")}
+        ft.save(model, head, out, {"ss": cfg.ss, "trained": trained})
+    return _write_info(out, info)

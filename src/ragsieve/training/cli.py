@@ -1,0 +1,59 @@
+"""The options every ``train-*`` command shares, so that each reads them the same way.
+
+A command declares ``data_dir: DataOpt = None``, ``seed: SeedOpt = 13``,
+``device: DeviceOpt = "cpu"``, ``time_limit: TimeLimitOpt = None`` and
+``threads: ThreadsOpt = N`` (its own defaults), then calls :func:`run_options`, which checks the
+device before any data is read.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragsieve.training.run import RunOptions, torch_device
+
+SeedOpt = Annotated[
+    int, typer.Option("--seed", help="Random seed (data sampling, initialisation, batch order).")
+]
+DeviceOpt = Annotated[
+    str, typer.Option("--device", help="cpu (default) | cuda (a GPU that torch can use).")
+]
+TimeLimitOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--time-limit",
+        min=0.0,
+        help="Stop after this many minutes of training; a checkpoint stays in --out and the "
+        "same command resumes from it.",
+    ),
+]
+ThreadsOpt = Annotated[int, typer.Option("--threads", min=1, help="torch CPU threads.")]
+DataOpt = Annotated[
+    Path | None, typer.Option("--data", help="shared/data folder (default: found).")
+]
+
+
+def run_options(
+    seed: int,
+    device: str,
+    time_limit: float | None,
+    threads: int,
+    stop_after: int | None = None,
+) -> RunOptions:
+    """:class:`RunOptions` from the shared options; a one-line error for a device torch
+    cannot use, raised now rather than after minutes of data building."""
+    opts = RunOptions(
+        seed=seed, device=device, threads=threads, time_limit_min=time_limit, stop_after=stop_after
+    )
+    torch_device(opts.device)
+    return opts
+
+
+def log(msg: str) -> None:
+    """Progress lines go to stderr (stdout carries the result, ``--json`` included)."""
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
