@@ -194,11 +194,18 @@ def mean(rows: list[dict[str, float]]) -> dict[str, float]:
     }
 
 
-def sweep(model: Path | None, split: str, limit: int | None, budget: int, hops: int) -> dict:
+def sweep(
+    model: Path | None,
+    split: str,
+    limit: int | None,
+    budget: int,
+    hops: int,
+    only: Sequence[str] = ("hotpot", "squad"),
+) -> dict:
     from ragsieve.embed import get_embedder
 
     data = find_data_dir()
-    sets = load_split(split, data, limit)
+    sets = {k: v for k, v in load_split(split, data, limit).items() if k in only}
     tagger = CachingTagger(OnnxTagger(model))
     embed = get_embedder("minilm-onnx")
     out: dict[str, Any] = {"split": split, "budget": budget, "hops": hops, "sets": {}}
@@ -221,7 +228,10 @@ def sweep(model: Path | None, split: str, limit: int | None, budget: int, hops: 
             "points": points,
             "seconds": round(time.perf_counter() - t0, 1),
         }
-        print(f"{split} {name}: {len(questions)} questions, {time.perf_counter() - t0:.0f}s")
+        print(
+            f"{split} {name}: {len(questions)} questions, {time.perf_counter() - t0:.0f}s",
+            flush=True,
+        )
     return out
 
 
@@ -275,8 +285,10 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=450)
     ap.add_argument("--hops", type=int, default=2)
     ap.add_argument("--name", default=None, help="results file stem")
+    ap.add_argument("--sets", default="hotpot,squad", help="comma-separated: hotpot, squad")
     args = ap.parse_args()
-    result = sweep(args.model, args.split, args.limit, args.budget, args.hops)
+    only = [x.strip() for x in args.sets.split(",") if x.strip()]
+    result = sweep(args.model, args.split, args.limit, args.budget, args.hops, only)
     if args.split == "dev":
         result["chosen"] = choose(result)
         print(f"chosen threshold / passage threshold: {result['chosen']}")

@@ -10,6 +10,7 @@ still knows its subject; a sentence longer than a window is cut to fit (the mode
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,8 @@ import numpy as np
 MAX_QUESTION_TOKENS = 64
 #: Marks a word piece that belongs to no sentence ([CLS], the question, the title, [SEP], pad).
 NO_SENTENCE = -1
+#: Texts whose word pieces a :class:`PassageEncoder` remembers (a few questions' pools).
+CACHE_TEXTS = 4096
 
 
 def load_tokenizer(path: Path) -> Any:
@@ -56,20 +59,34 @@ class PassageEncoder:
         self.cls = tokenizer.token_to_id("[CLS]")
         self.sep = tokenizer.token_to_id("[SEP]")
         self.pad = tokenizer.token_to_id("[PAD]") or 0
+        self._cache: dict[str, list[int]] = {}
+        self._lock = threading.Lock()
 
     def _ids(self, texts: Sequence[str]) -> list[list[int]]:
-        if not texts:
-            return []
-        return [e.ids for e in self.tok.encode_batch(list(texts), add_special_tokens=False)]
+        """Word-piece ids of ``texts``, the ones not seen lately in one tokenizer batch. The
+        bridge hop reads the same passages again with a longer question, so the second hop
+        finds every sentence here (a cache of the last ``CACHE_TEXTS`` texts)."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if todo:
+            for t, e in zip(
+                todo, self.tok.encode_batch(todo, add_special_tokens=False), strict=True
+            ):
+                self._cache[t] = e.ids
+            while len(self._cache) > CACHE_TEXTS:
+                self._cache.pop(next(iter(self._cache)))
+        return [self._cache[t] for t in texts]
 
     def windows(self, question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[Window]:
-        """Windows of every ``(title, sentences)`` passage, in passage order."""
-        q = self._ids([question])[0]
+        """Windows of every ``(title, sentences)`` passage, in passage order (every text of
+        the call tokenised in one batch)."""
+        titles = [f"{title}:" if title.strip() else "" for title, _ in passages]
+        texts = [question, *(t for t in titles if t), *(s for _, ss in passages for s in ss)]
+        ids = dict(zip(texts, self._ids(texts), strict=True))
         return self.windows_from_ids(
-            q,
+            ids[question],
             [
-                (self._ids([f"{title}:"])[0] if title.strip() else [], self._ids(list(sentences)))
-                for title, sentences in passages
+                (ids[t] if t else [], [ids[s] for s in sentences])
+                for t, (_, sentences) in zip(titles, passages, strict=True)
             ],
         )
 
