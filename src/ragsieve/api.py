@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsieve.index import Index
-from ragsieve.methods import build_method
+from ragsieve.methods import DEFAULT_METHOD, build_method
 from ragsieve.rerank import get_reranker, rerank
 from ragsieve.retrieve import get_retriever
 from ragsieve.tag.prune import Kept
@@ -39,7 +39,7 @@ def ask(
     question: str,
     index: Index | str | Path,
     *,
-    method: str = "naive",
+    method: str = DEFAULT_METHOD,
     llm: Any = "local",
     options: list[str] | None = None,
     total_budget: int | None = None,

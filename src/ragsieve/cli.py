@@ -17,13 +17,41 @@ import typer
 
 from ragsieve.errors import InputError, RagsieveError
 
+# rich_markup_mode=None: help text is printed as written. Rich markup would read the method
+# specs in it (``full[unit=passage]``, a ``[method]`` table) as style tags and drop them.
 app = typer.Typer(
     name="ragsieve",
     help="Precise retrieval for RAG: index documents, search them, ask questions.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("ragsieve")
+        except PackageNotFoundError:  # a source tree on PYTHONPATH, never installed
+            v = "unknown"
+        typer.echo(f"ragsieve {v}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Precise retrieval for RAG: index documents, search them, ask questions."""
 
 
 def _nonempty_index(value: str) -> str:
@@ -83,15 +111,16 @@ ConfigOpt = Annotated[
 ]
 
 
-def _spec(method: str | None, config: Path | None, default: str) -> Any:
-    """The method spec from ``--method`` or ``--config`` (not both), else ``default``."""
-    from ragsieve.methods import parse_spec, spec_from_toml
+def _spec(method: str | None, config: Path | None, default: str | None = None) -> Any:
+    """The method spec from ``--method`` or ``--config`` (not both), else ``default`` (None:
+    :data:`~ragsieve.methods.DEFAULT_METHOD`)."""
+    from ragsieve.methods import DEFAULT_METHOD, parse_spec, spec_from_toml
 
     if method is not None and config is not None:
         raise InputError("give --method or --config, not both")
     if config is not None:
         return spec_from_toml(config)
-    return parse_spec(method or default)
+    return parse_spec(method or default or DEFAULT_METHOD)
 
 
 def _llm_options(timeout: float | None, retries: int | None) -> dict[str, Any]:
@@ -322,10 +351,19 @@ def index(
             help="Rebuild the index from scratch: delete its tables (and manifest) first.",
         ),
     ] = False,
+    keep_missing: Annotated[
+        bool,
+        typer.Option(
+            "--keep-missing",
+            help="Keep the documents of files that have left a FOLDER given here "
+            "(by default they are removed from the index, and the command says so).",
+        ),
+    ] = False,
     wait: WaitOpt = 60.0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Add files to an index (created if missing); changed files are re-indexed."""
+    """Add files to an index (created if missing); changed files are re-indexed, and files
+    that have left a folder given here are removed from the index (--keep-missing keeps them)."""
     add_paths_ray = _check_engine(engine, address, workers)
     sent_opts = _sentence_options(index_dir, sentences, pareto_context, sentence_passage)
     settings = {"embedder": embedder, "chunker": chunker, "chunk_tokens": chunk_tokens}
@@ -345,7 +383,9 @@ def index(
     con = _err_console()
     for path, why in skipped:
         con.print(f"[yellow]warning:[/] skipped {path}: {why}", highlight=False, soft_wrap=True)
+    gone = [] if keep_missing else _remove_gone(idx, paths, report, skipped)
     result = _index_result(index_dir, idx, report, skipped)
+    result["removed"] = gone
     if as_json:
         _print_json(result)
         return
@@ -355,6 +395,28 @@ def index(
         f"{report.n_tokens} tokens in {report.seconds:.1f}s; index now has "
         f"{result['total_documents']} documents, {result['total_chunks']} chunks"
     )
+    if gone:
+        typer.echo(
+            f"removed {_plural(len(gone), 'document')} whose file has left "
+            f"{', '.join(str(p) for p in paths if p.is_dir())} (--keep-missing keeps them): "
+            + ", ".join(gone)
+        )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _remove_gone(idx: Any, paths: list[Path], report: Any, skipped: list) -> list[str]:
+    """Remove the documents of files that have left the folders in ``paths``; their ids."""
+    from ragsieve.index.sync import stale_documents
+
+    folders = [p for p in paths if p.is_dir()]
+    if not folders:
+        return []
+    read = set(report.added) | set(report.updated) | set(report.unchanged)
+    stale = stale_documents(idx.documents(), folders, read, [s for s, _ in skipped])
+    return idx.remove(stale) if stale else []
 
 
 def _say(line: str) -> None:
@@ -380,7 +442,7 @@ def search(
     method: Annotated[
         str | None,
         typer.Option(
-            help="Select with a method instead (sage, carrot, pareto, saki, full; "
+            help="Select with a method instead (tagger, naive, sage, carrot, pareto, saki, full; "
             "'carrot[iterations=20]'): prints the context it would give the LLM."
         ),
     ] = None,
@@ -399,7 +461,7 @@ def search(
         from ragsieve.explain import explain as run_method
         from ragsieve.index import Index
 
-        spec = _spec(method, config, "naive")
+        spec = _spec(method, config)
         run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
         r, _ = run_method(query, Index.open(index_dir), spec, **run)
         hits, trace = list(r.context.chunks), r.trace
@@ -408,8 +470,11 @@ def search(
             raise InputError("--budget needs --method (plain search returns the top --k)")
         retriever = retriever or "dense"
         hits = do_search(query, index_dir, k=k, retriever=retriever, reranker=reranker)
+    # A plain search is a ranking (by score); a method's output is the LLM's context, in the
+    # order the LLM reads it. The two are labelled so that nobody reads one as the other.
+    order = "score" if trace is None else "context"
     if as_json:
-        out = {"query": query, "retriever": retriever, "results": scored_json(hits)}
+        out = {"query": query, "retriever": retriever, "order": order, "results": scored_json(hits)}
         if trace is not None:
             out.update(method=spec.label, trace=trace)
         _print_json(out)
@@ -417,9 +482,30 @@ def search(
     if not hits:
         typer.echo("no results")
         return
+    if trace is not None:
+        n_tokens = trace.get("context_tokens", sum(s.chunk.n_tokens for s in hits))
+        typer.echo(
+            f"context of {spec.label}: {_units(hits)}, {n_tokens} tokens, in the order the LLM "
+            "reads them (score: the method's own)"
+        )
+        for s in hits:
+            typer.echo(f"  - {s.score:.4f}  {_where(s.chunk)}  [{s.chunk.id}]")
+            typer.echo(f"    {_snippet(s.chunk.text)}")
+        return
     for rank, s in enumerate(hits, start=1):
-        typer.echo(f"{rank:>3}. {s.score:.4f}  {s.chunk.title or s.chunk.doc_id}  [{s.chunk.id}]")
+        typer.echo(f"{rank:>3}. {s.score:.4f}  {_where(s.chunk)}  [{s.chunk.id}]")
         typer.echo(f"     {_snippet(s.chunk.text)}")
+
+
+def _units(hits: Any) -> str:
+    """``3 sentences`` when every item is one sentence, else ``3 chunks``."""
+    one = all(s.chunk.sent_end - s.chunk.sent_start == 1 for s in hits)
+    return _plural(len(hits), "sentence" if one and hits else "chunk")
+
+
+def _where(chunk: Any) -> str:
+    """The document's title (or id), and the page or heading the text sits under."""
+    return chunk.title or chunk.doc_id
 
 
 @app.command()
@@ -429,8 +515,9 @@ def ask(
     method: Annotated[
         str | None,
         typer.Option(
-            help="Method spec: naive, sage, carrot, pareto, saki, full, 'full[unit=passage]' "
-            "(default naive)."
+            help="Method spec: tagger (the default: naive's top --k chunks, only the sentences "
+            "the evidence tagger keeps), naive, sage, carrot, pareto, saki, full, "
+            "'full[unit=passage]'."
         ),
     ] = None,
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Chunks (top-k).")] = 10,
@@ -456,7 +543,7 @@ def ask(
     from ragsieve.methods import build_method, check_spec
 
     run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
-    spec = check_spec(_spec(method, config, "naive"), **run)
+    spec = check_spec(_spec(method, config), **run)
     idx = Index.open(index_dir)
     m = build_method(spec, idx, **run)
     model = get_llm(llm, **_llm_options(llm_timeout, llm_retries))
@@ -466,9 +553,14 @@ def ask(
         return
     typer.echo(answer.text or "(empty answer)")
     typer.echo("")
-    typer.echo(f"context: {len(answer.context.chunks)} chunk(s), {answer.context.n_tokens} tokens")
+    typer.echo(
+        f"context ({answer.method}): {_units(answer.context.chunks)}, "
+        f"{answer.context.n_tokens} tokens, in the order the LLM read them"
+    )
     for s in answer.context.chunks:
-        typer.echo(f"  [{s.chunk.id}] {s.score:.3f} {s.chunk.title}: {_snippet(s.chunk.text, 100)}")
+        typer.echo(
+            f"  [{s.chunk.id}] {s.score:.3f} {_where(s.chunk)}: {_snippet(s.chunk.text, 100)}"
+        )
     u = answer.usage
     calls = answer.trace.get("llm", {}).get("calls", 1)
     typer.echo(
@@ -651,41 +743,68 @@ def eval_cmd(
 
 @app.command()
 def rm(
-    doc_ids: Annotated[list[str], typer.Argument(help="Document ids (paths as indexed).")],
+    doc_ids: Annotated[
+        list[str],
+        typer.Argument(
+            help="Files, folders (every document under them), quoted globs ('notes/*.md') or "
+            "document ids; a file need not exist any more."
+        ),
+    ],
     index_dir: IndexOpt,
     wait: WaitOpt = 60.0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Remove documents from an index."""
+    """Remove documents from an index. Naming one that is not there (a second rm of the same
+    file) removes nothing and says so; it is not an error (exit 0), like rm -f."""
     from ragsieve.index import Index
+    from ragsieve.index.sync import matching_documents
 
     idx = Index.open(index_dir)
     idx.lock_wait, idx.on_lock_wait = wait, _say
-    ids = [str(Path(d).resolve()) if Path(d).exists() else d for d in doc_ids]
-    removed = idx.remove(ids)
-    missing = [d for d in ids if d not in removed]
-    if missing and not removed:
-        # Nothing matched: a typo, not a partial success; exit 2 like any other bad input.
-        raise InputError(f"no such document in {index_dir}: {', '.join(missing)}")
+    docs = idx.documents()
+    ids: list[str] = []
+    missing: list[str] = []
+    for arg in doc_ids:
+        found = matching_documents(docs, arg)
+        ids.extend(i for i in found if i not in ids)
+        if not found:
+            missing.append(arg)
+    removed = idx.remove(ids) if ids else []
     if as_json:
         _print_json({"removed": removed, "missing": missing})
-    else:
-        typer.echo(f"removed {len(removed)} document(s)")
-        if missing:
-            typer.echo(f"not in the index: {', '.join(missing)}", err=True)
+        return
+    typer.echo(f"removed {_plural(len(removed), 'document')}")
+    if missing:
+        typer.echo(f"not in the index {index_dir}: {', '.join(missing)}", err=True)
 
 
 @app.command()
-def info(index_dir: IndexOpt, as_json: JsonOpt = False) -> None:
+def info(
+    index_dir: IndexOpt,
+    documents: Annotated[
+        bool, typer.Option("--documents", help="Also list every document (id, title, chunks).")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
     """Show what an index holds and how it was built."""
+    import datetime as dt
+
     from ragsieve.index import Index
 
-    stats = Index.open(index_dir).stats()
+    idx = Index.open(index_dir)
+    stats = idx.stats()
+    docs = idx.documents() if documents else None
     if as_json:
-        _print_json(stats)
+        _print_json(stats if docs is None else {**stats, "document_list": docs})
         return
     for key, value in stats.items():
+        if key == "updated" and isinstance(value, int | float):
+            when = dt.datetime.fromtimestamp(value).astimezone()
+            value = when.isoformat(sep=" ", timespec="seconds")
         typer.echo(f"{key}: {value}")
+    for d in docs or []:
+        title = f"  {d['title']}" if d["title"] else ""
+        typer.echo(f"  {d['doc_id']}{title}  ({_plural(d['n_chunks'], 'chunk')})")
 
 
 @app.command()

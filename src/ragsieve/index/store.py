@@ -33,7 +33,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -257,6 +257,22 @@ def lost_manifest_message(where: object) -> str:
         f"{where} holds Lance tables but no {MANIFEST} (its manifest was lost): recover it "
         f"with `ragsieve repair --index {where}`, or rebuild it from scratch with "
         f"`ragsieve index PATHS --index {where} --force`"
+    )
+
+
+def config_mismatch(where: object, built: IndexConfig, asked: IndexConfig) -> str:
+    """The one-line refusal of a write whose settings differ from the index's: every setting
+    that differs, over both configurations' keys (a sentence table asked of an index without one
+    names ``sentences``), and both ways forward."""
+    old, new = built.to_dict(), asked.to_dict()
+    keys = [k for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
+    if not keys:  # equal as written down, different as objects: name every field
+        old, new = asdict(built), asdict(asked)
+        keys = [k for k in old if old[k] != new[k]]
+    what = ", ".join(f"{k}={old.get(k, '(unset)')} (asked {new.get(k, '(unset)')})" for k in keys)
+    return (
+        f"index {where} was built with {what}; use a new --index directory, or rebuild this "
+        "one with --force"
     )
 
 
@@ -491,13 +507,7 @@ class Index:
         idx = cls.open(path, storage_options)
         idx.lock_wait, idx.on_lock_wait = wait, on_wait or _log.warning
         if config is not None and config != idx.config:
-            diff = {
-                k: (v, config.to_dict()[k])
-                for k, v in idx.config.to_dict().items()
-                if config.to_dict()[k] != v
-            }
-            what = ", ".join(f"{k}={a} (asked {b})" for k, (a, b) in diff.items())
-            raise ConfigError(f"index {p} was built with {what}; use a new --index directory")
+            raise ConfigError(config_mismatch(p, idx.config, config))
         return idx
 
     # ------------------------------------------------------------------ reading
@@ -617,6 +627,13 @@ class Index:
     def document_hashes(self) -> dict[str, str]:
         """doc_id -> sha256 of its text, at the committed version."""
         return self.document_hashes_from(self.documents_table)
+
+    def documents(self) -> list[dict[str, Any]]:
+        """Every document at the committed version: ``doc_id``, ``title``, ``source``,
+        ``n_chars``, ``n_chunks`` (no texts), in id order (``info --documents``, index sync)."""
+        cols = ["doc_id", "title", "source", "n_chars", "n_chunks"]
+        rows = self.documents_table.to_table(columns=cols).to_pylist()
+        return sorted(rows, key=lambda r: r["doc_id"])
 
     def get_document(self, doc_id: str) -> Document | None:
         rows = self.documents_table.to_table(

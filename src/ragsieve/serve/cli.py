@@ -95,7 +95,9 @@ def serve(
     logging.basicConfig(
         level=level.upper(), format="%(levelname)s:     %(name)s: %(message)s", stream=sys.stderr
     )
-    default_method = "naive"
+    from ragsieve.methods import DEFAULT_METHOD
+
+    default_method: Any = DEFAULT_METHOD
     if config is not None:
         from ragsieve.methods import check_spec, spec_from_toml
 
