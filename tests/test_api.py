@@ -22,7 +22,9 @@ def test_python_api_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     assert all(0.0 <= h.score <= 1.0 for h in reranked)
     assert [h.score for h in reranked] == sorted((h.score for h in reranked), reverse=True)
     # With a budget the context is filled in rank order up to it (k does not apply).
-    answer = ask("When did Voyager 2 fly past Neptune?", tmp_path / "ix", budget=300)
+    answer = ask(
+        "When did Voyager 2 fly past Neptune?", tmp_path / "ix", method="naive", budget=300
+    )
     assert 0 < answer.context.n_tokens <= 300
     assert "Neptune" in answer.context.chunks[0].chunk.text
     assert answer.usage.prompt_tokens > 0 and answer.text
