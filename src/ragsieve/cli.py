@@ -87,6 +87,16 @@ LLMRetriesOpt = Annotated[
     int | None,
     typer.Option(min=0, max=10, help="openai: retries of a failed LLM request (default 3)."),
 ]
+LLMCtxOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--llm-ctx",
+        min=16,
+        help="The LLM's context window in tokens (local default 4096; openai: unknown unless "
+        "given). Every prompt's context is trimmed, lowest score first, so that prompt and "
+        "answer fit it.",
+    ),
+]
 TotalBudgetOpt = Annotated[
     int | None,
     typer.Option(
@@ -123,9 +133,14 @@ def _spec(method: str | None, config: Path | None, default: str | None = None) -
     return parse_spec(method or default or DEFAULT_METHOD)
 
 
-def _llm_options(timeout: float | None, retries: int | None) -> dict[str, Any]:
-    """The ``get_llm`` options the user set (a local backend refuses them with one line)."""
+def _llm_options(
+    timeout: float | None, retries: int | None, n_ctx: int | None = None
+) -> dict[str, Any]:
+    """The ``get_llm`` options the user set (a local backend refuses the HTTP ones with one
+    line)."""
     opts: dict[str, Any] = {}
+    if n_ctx is not None:
+        opts["n_ctx"] = n_ctx
     if timeout is not None:
         opts["timeout"] = timeout
     if retries is not None:
@@ -532,21 +547,35 @@ def ask(
     ] = "local",
     max_tokens: Annotated[int, typer.Option(min=1, max=8192, help="Answer length cap.")] = 256,
     total_budget: TotalBudgetOpt = None,
+    llm_ctx: LLMCtxOpt = None,
     llm_timeout: LLMTimeoutOpt = None,
     llm_retries: LLMRetriesOpt = None,
     config: ConfigOpt = None,
+    compare: Annotated[
+        str | None,
+        typer.Option(
+            "--compare",
+            help="Also answer with this method spec (e.g. naive) and print both side by side: "
+            "answer, context and prompt tokens, seconds, what each kept.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Answer QUESTION from the index with an LLM; prints the answer, chunks and tokens."""
+    """Answer QUESTION from the index with an LLM; prints the answer, its context and tokens."""
     from ragsieve.index import Index
     from ragsieve.llm import get_llm
-    from ragsieve.methods import build_method, check_spec
+    from ragsieve.methods import build_method, check_spec, parse_spec
 
     run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
     spec = check_spec(_spec(method, config), **run)
+    other = check_spec(parse_spec(compare), **run) if compare is not None else None
     idx = Index.open(index_dir)
     m = build_method(spec, idx, **run)
-    model = get_llm(llm, **_llm_options(llm_timeout, llm_retries))
+    model = get_llm(llm, **_llm_options(llm_timeout, llm_retries, llm_ctx))
+    if other is not None:
+        pair = [(other.label, build_method(other, idx, **run)), (spec.label, m)]
+        _compare(question, pair, model, max_tokens, total_budget, as_json)
+        return
     answer = m.ask(question, model, max_tokens=max_tokens, total_budget=total_budget)
     if as_json:
         _print_json(answer.to_json())
@@ -566,6 +595,65 @@ def ask(
     typer.echo(
         f"tokens: prompt {u.prompt_tokens}, completion {u.completion_tokens} "
         f"({calls} LLM call{'s' if calls > 1 else ''}); time {sum(answer.timings.values()):.2f}s"
+    )
+
+
+def _compare(
+    question: str,
+    pair: list[tuple[str, Any]],
+    llm: Any,
+    max_tokens: int,
+    total_budget: int | None,
+    as_json: bool,
+) -> None:
+    """``ask --compare``: the same question through two methods with the same LLM, loaded once
+    before either clock starts, printed side by side with the ratio of prompt tokens."""
+    import time
+
+    # One tiny call first: the model's load and first-call warm-up belong to neither method.
+    llm.generate([{"role": "user", "content": "Say OK."}], max_tokens=1, temperature=0.0)
+    rows: list[tuple[str, Any, float]] = []
+    for label, method in pair:
+        t0 = time.perf_counter()
+        answer = method.ask(question, llm, max_tokens=max_tokens, total_budget=total_budget)
+        rows.append((label, answer, time.perf_counter() - t0))
+    (la, a, _), (lb, b, _) = rows
+    ratio = a.usage.prompt_tokens / b.usage.prompt_tokens if b.usage.prompt_tokens else 0.0
+    if as_json:
+        _print_json(
+            {
+                "question": question,
+                "answers": [{**x.to_json(), "seconds": round(t, 3)} for _, x, t in rows],
+                "prompt_token_ratio": round(ratio, 2),
+            }
+        )
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=question, title_justify="left", show_lines=True)
+    table.add_column("")
+    for label, _, _ in rows:
+        table.add_column(label, overflow="fold")
+
+    def kept(x: Any) -> str:
+        items = [f"- {_snippet(s.chunk.text, 140)}" for s in x.context.chunks[:3]]
+        more = len(x.context.chunks) - len(items)
+        return "\n".join(
+            [_units(x.context.chunks) + ":", *items] + ([f"(+{more} more)"] * (more > 0))
+        )
+
+    table.add_row("answer", *[x.text or "(empty)" for _, x, _ in rows])
+    table.add_row("context tokens", *[str(x.context.n_tokens) for _, x, _ in rows])
+    table.add_row("prompt tokens", *[str(x.usage.prompt_tokens) for _, x, _ in rows])
+    table.add_row("seconds", *[f"{t:.2f}" for _, _, t in rows])
+    table.add_row("kept", *[kept(x) for _, x, _ in rows])
+    con = Console(width=max(100, Console().width), highlight=False)
+    con.print(table, markup=False)
+    con.print(
+        f"{lb} sent {ratio:.1f}x fewer prompt tokens than {la} "
+        f"({b.usage.prompt_tokens} vs {a.usage.prompt_tokens}).",
+        markup=False,
     )
 
 
@@ -665,6 +753,7 @@ def eval_cmd(
         bool, typer.Option("--no-llm", help="Context metrics only (no answers).")
     ] = False,
     llm: Annotated[str, typer.Option(help="LLM spec (see ask).")] = "local",
+    llm_ctx: LLMCtxOpt = None,
     llm_timeout: LLMTimeoutOpt = None,
     llm_retries: LLMRetriesOpt = None,
     retriever: MethodRetrieverOpt = None,
@@ -711,7 +800,7 @@ def eval_cmd(
         reranker=reranker,
         no_llm=no_llm,
         llm=llm,
-        llm_options=_llm_options(llm_timeout, llm_retries),
+        llm_options=_llm_options(llm_timeout, llm_retries, llm_ctx),
         max_tokens=max_tokens,
         total_budget=total_budget,
         chunker=chunker,

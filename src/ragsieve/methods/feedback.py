@@ -6,7 +6,8 @@ adjustment -1/+1):
 * score >= ``fs``: accept (stop ``accepted``);
 * otherwise move ``min_k`` by the adjustment (``feedback_step``), re-run the method's cut over
   the same ranked candidates and answer again; the next round judges that answer. At most
-  ``max_rounds`` judgements, so the last answer generated is always judged (``max_rounds``);
+  ``max_rounds`` judgements, so the last answer generated is always judged (``max_rounds``); a
+  judgement whose prompt would not fit the LLM's context window stops it too (``window``);
 * a reply without a readable score stops the loop and keeps the current answer (``unparsed``);
   a score without an adjustment stops it too (``no_adjustment``); an adjustment that leaves the
   candidate range stops it (``bounds``), and so does one whose re-cut gives a context already
@@ -87,6 +88,7 @@ class _Run:
     judged: list[Answer] = field(default_factory=list)
     scores: list[int | None] = field(default_factory=list)
     seen: set[tuple[str, ...]] = field(default_factory=set)
+    window_stop: bool = False
 
 
 def _round_record(rnd: int, min_k: int, max_k: int | None, cur: Answer, gen: Any, fb: Any) -> dict:
@@ -129,7 +131,7 @@ class SelfFeedback:
         for rnd in range(1, c.max_rounds + 1):
             fb = self._judge(r, st, rnd, min_k, max_k, llm, gen_kw)
             if fb is None:
-                reason = "budget"
+                reason = "window" if st.window_stop else "budget"
                 break
             reason = self._verdict(fb, rnd)
             if reason:
@@ -169,6 +171,9 @@ class SelfFeedback:
         budget: PromptBudget = gen_kw["prompt_budget"]
         reserve = cur.usage.prompt_tokens if rnd < self.c.max_rounds else 0
         if not budget.room(messages, reserve):
+            return None
+        if not budget.fits_window(messages, self.c.feedback_max_tokens):
+            st.window_stop = True  # the judgement would overflow the LLM's context window
             return None
         stop = timed(st.timings, "feedback")
         gen = llm.generate(messages, max_tokens=self.c.feedback_max_tokens, temperature=0.0)
