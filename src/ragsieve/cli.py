@@ -469,27 +469,31 @@ def search(
 ) -> None:
     """Retrieve the chunks most relevant to QUERY (or the context a --method selects)."""
     from ragsieve.api import search as do_search
+    from ragsieve.explain import where_of
+    from ragsieve.index import Index
     from ragsieve.types import scored_json
 
     trace = None
+    idx = Index.open(index_dir)
     if method is not None or config is not None:
         from ragsieve.explain import explain as run_method
-        from ragsieve.index import Index
 
         spec = _spec(method, config)
         run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
-        r, _ = run_method(query, Index.open(index_dir), spec, **run)
+        r, _ = run_method(query, idx, spec, **run)
         hits, trace = list(r.context.chunks), r.trace
     else:
         if budget is not None:
             raise InputError("--budget needs --method (plain search returns the top --k)")
         retriever = retriever or "dense"
-        hits = do_search(query, index_dir, k=k, retriever=retriever, reranker=reranker)
+        hits = do_search(query, idx, k=k, retriever=retriever, reranker=reranker)
+    where = where_of(idx, hits)
     # A plain search is a ranking (by score); a method's output is the LLM's context, in the
     # order the LLM reads it. The two are labelled so that nobody reads one as the other.
     order = "score" if trace is None else "context"
     if as_json:
-        out = {"query": query, "retriever": retriever, "order": order, "results": scored_json(hits)}
+        results = [{**r, "where": where.get(r["chunk_id"], "")} for r in scored_json(hits)]
+        out = {"query": query, "retriever": retriever, "order": order, "results": results}
         if trace is not None:
             out.update(method=spec.label, trace=trace)
         _print_json(out)
@@ -504,11 +508,11 @@ def search(
             "reads them (score: the method's own)"
         )
         for s in hits:
-            typer.echo(f"  - {s.score:.4f}  {_where(s.chunk)}  [{s.chunk.id}]")
+            typer.echo(f"  - {s.score:.4f}  {_where(s.chunk, where)}  [{s.chunk.id}]")
             typer.echo(f"    {_snippet(s.chunk.text)}")
         return
     for rank, s in enumerate(hits, start=1):
-        typer.echo(f"{rank:>3}. {s.score:.4f}  {_where(s.chunk)}  [{s.chunk.id}]")
+        typer.echo(f"{rank:>3}. {s.score:.4f}  {_where(s.chunk, where)}  [{s.chunk.id}]")
         typer.echo(f"     {_snippet(s.chunk.text)}")
 
 
@@ -518,9 +522,11 @@ def _units(hits: Any) -> str:
     return _plural(len(hits), "sentence" if one and hits else "chunk")
 
 
-def _where(chunk: Any) -> str:
+def _where(chunk: Any, where: dict[str, str] | None = None) -> str:
     """The document's title (or id), and the page or heading the text sits under."""
-    return chunk.title or chunk.doc_id
+    name = chunk.title or chunk.doc_id
+    at = (where or {}).get(chunk.id)
+    return f"{name} ({at})" if at else name
 
 
 @app.command()
@@ -577,8 +583,14 @@ def ask(
         _compare(question, pair, model, max_tokens, total_budget, as_json)
         return
     answer = m.ask(question, model, max_tokens=max_tokens, total_budget=total_budget)
+    from ragsieve.explain import where_of
+
+    where = where_of(idx, answer.context.chunks)
     if as_json:
-        _print_json(answer.to_json())
+        out = answer.to_json()
+        for item in out["context"]:
+            item["where"] = where.get(item["chunk_id"], "")
+        _print_json(out)
         return
     typer.echo(answer.text or "(empty answer)")
     typer.echo("")
@@ -588,7 +600,8 @@ def ask(
     )
     for s in answer.context.chunks:
         typer.echo(
-            f"  [{s.chunk.id}] {s.score:.3f} {_where(s.chunk)}: {_snippet(s.chunk.text, 100)}"
+            f"  [{s.chunk.id}] {s.score:.3f} {_where(s.chunk, where)}: "
+            f"{_snippet(s.chunk.text, 100)}"
         )
     u = answer.usage
     calls = answer.trace.get("llm", {}).get("calls", 1)
