@@ -25,7 +25,11 @@ def test_a_file_that_left_the_folder_leaves_the_index(tmp_path: Path, corpus_dir
     (folder / "sub").mkdir()
     (folder / "sub" / "extra.md").write_text("# Extra\n\nThe quokka lives on Rottnest Island.\n")
     idx = tmp_path / "ix"
-    assert run("index", str(folder), "--index", str(idx)).returncode == 0
+    p = run("index", str(folder), "--index", str(idx))
+    assert p.returncode == 0, p.stderr
+    # Piped, every stage is a line as it starts and as it ends, never a silent minute.
+    assert "embed chunks: 0/" in p.stderr and "embed chunks: 13/13 done in" in p.stderr
+    assert "full-text index: 1/1 done in" in p.stderr
     assert str((folder / "voyager.md").resolve()) in _ids(idx)
 
     (folder / "voyager.md").unlink()

@@ -172,9 +172,38 @@ def _print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
 
 
+#: Piped progress: a line when a stage starts, when it ends, and at most this often between.
+PIPED_PROGRESS_EVERY_S = 10.0
+
+
 def _progress() -> tuple[Any, Any]:
-    """A rich progress bar on stderr and the callback that drives it."""
+    """Progress on stderr and the callback that drives it: rich bars on a terminal; when stderr
+    is piped or a file, one line per stage as it starts and ends (and every 10 s between), so
+    a long step is never silent."""
+    import contextlib
+    import time
+
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if not sys.stderr.isatty():
+        started: dict[str, float] = {}
+        last: dict[str, float] = {}
+
+        def line(stage: str, done: int, total: int) -> None:
+            now = time.monotonic()
+            if stage not in started:
+                started[stage] = last[stage] = now
+                if done < total:
+                    _say(f"{stage}: {done}/{total}")
+                    return
+            if done >= total and last.get(stage) != -1.0:
+                _say(f"{stage}: {done}/{total} done in {now - started[stage]:.1f}s")
+                last[stage] = -1.0  # reported; a later call with the same total stays quiet
+            elif done < total and now - last[stage] >= PIPED_PROGRESS_EVERY_S:
+                _say(f"{stage}: {done}/{total} ({now - started[stage]:.0f}s)")
+                last[stage] = now
+
+        return contextlib.nullcontext(), line
 
     prog = Progress(
         TextColumn("{task.description}"),
@@ -183,7 +212,6 @@ def _progress() -> tuple[Any, Any]:
         TimeElapsedColumn(),
         console=_err_console(),
         transient=True,
-        disable=not sys.stderr.isatty(),
     )
     tasks: dict[str, Any] = {}
 

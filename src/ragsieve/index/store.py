@@ -840,19 +840,29 @@ class Index:
         total_chunks = total_tokens = 0
         pending_chunks: list[Chunk] = []
         pending_docs: list[tuple[Document, int]] = []
-        done_docs = 0
+        done_docs = written_docs = 0
+        n_docs = len(docs)
 
         def flush() -> None:
-            nonlocal total_chunks, total_tokens
+            nonlocal total_chunks, total_tokens, written_docs
             if not pending_docs:
                 return
             # Slices bound the memory of one huge document (a 20 MB file is ~40,000 chunks).
+            # Progress counts chunks embedded, then documents whose sentence rows are written
+            # (the long stages: one slice is 256 chunks).
             for i in range(0, len(pending_chunks), WRITE_BATCH_CHUNKS):
                 part = pending_chunks[i : i + WRITE_BATCH_CHUNKS]
+                if progress:
+                    progress("embed chunks", total_chunks + i, total_chunks + len(pending_chunks))
                 vecs = embedder.embed([c.text for c in part])
                 tables[CHUNKS].add(_chunks_to_arrow(part, vecs, self.manifest["dim"]))
                 _fault("after_chunks_write")
+            if progress:
+                n = total_chunks + len(pending_chunks)
+                progress("embed chunks", n, n)
             if SENTENCES in tables:
+                if progress:
+                    progress("sentence table", written_docs, n_docs)
                 by_doc: dict[str, list[Chunk]] = {}
                 for c in pending_chunks:
                     by_doc.setdefault(c.doc_id, []).append(c)
@@ -869,6 +879,9 @@ class Index:
                     _fault("after_sentences_write")
             tables[DOCUMENTS].add(_docs_to_arrow(pending_docs))
             _fault("after_documents_write")
+            written_docs += len(pending_docs)
+            if progress and SENTENCES in tables:
+                progress("sentence table", written_docs, n_docs)
             total_chunks += len(pending_chunks)
             total_tokens += sum(c.n_tokens for c in pending_chunks)
             pending_chunks.clear()
@@ -883,7 +896,7 @@ class Index:
             if len(pending_chunks) >= WRITE_BATCH_CHUNKS:
                 flush()
             if progress:
-                progress("index", done_docs, len(docs))
+                progress("read and chunk", done_docs, n_docs)
         flush()
         return total_chunks, total_tokens
 
