@@ -130,6 +130,7 @@ def evidence_report(
     """:func:`report` plus ``documents`` (:func:`evidence_documents`): what the evidence
     viewer of ``ragsieve serve`` draws, for ``POST /explain`` and ``/ask`` with ``explain``."""
     rep = report(r)
+    rep["where"] = where_of(index, r.context.chunks)
     rep["documents"] = evidence_documents(
         index, r, selected=rep["selected"], max_documents=max_documents, gap_chars=gap_chars
     )
