@@ -51,3 +51,18 @@ def test_every_method_fits_the_llms_window(sample_index_dir: Path) -> None:
     out = json.loads(p.stdout)
     assert out["answer"] and out["trace"]["llm"]["n_ctx"] == 1024
     assert all(c["prompt"] + 48 <= 1024 for c in out["trace"]["llm"]["call_tokens"])
+
+
+def test_a_ranking_is_by_score_and_a_context_says_it_is_one(sample_index_dir: Path) -> None:
+    base = ["search", BEES, "--index", str(sample_index_dir)]
+    ranked = json.loads(run(*base, "--k", "5", "--json").stdout)
+    scores = [r["score"] for r in ranked["results"]]
+    assert ranked["order"] == "score" and scores == sorted(scores, reverse=True)
+    ctx = json.loads(run(*base, "--method", "tagger", "--json").stdout)
+    assert ctx["order"] == "context" and ctx["method"] == "tagger"
+    p = run(*base, "--method", "tagger")
+    assert p.returncode == 0, p.stderr
+    head = p.stdout.splitlines()[0]
+    assert head.startswith("context of tagger: ") and "in the order the LLM reads them" in head
+    assert " sentence" in head and "chunk" not in head  # a sentence is called a sentence
+    assert not any(line.lstrip().startswith("1.") for line in p.stdout.splitlines())
