@@ -41,17 +41,22 @@ def stale_documents(
     read_ids: set[str],
     skipped: Iterable[str] = (),
 ) -> list[str]:
-    """Ids of the documents under ``folders`` that this read did not produce: their file left
-    the folder (or, in a JSONL file, the record did). A file skipped this time (unreadable,
-    empty) keeps its documents: it is still there, and a warning says why it was not read."""
+    """Ids of the documents under ``folders`` that this read did not produce and whose file has
+    left the folder (or, in a JSONL file read again, whose record has). A file still there but
+    not read this time (skipped as unreadable, hidden, indexed by name earlier) keeps its
+    documents."""
+    docs = list(documents)
     roots = [str(Path(f).resolve()) for f in folders]
     kept_files = {str(Path(s).resolve()) for s in skipped}
+    read_files = {document_file(d) for d in docs if d["doc_id"] in read_ids}
     out: list[str] = []
-    for d in documents:
+    for d in docs:
         file = document_file(d)
         if file is None or d["doc_id"] in read_ids or file in kept_files:
             continue
-        if any(_under(file, r) for r in roots):
+        if not any(_under(file, r) for r in roots):
+            continue
+        if not os.path.exists(file) or file in read_files:
             out.append(str(d["doc_id"]))
     return out
 
