@@ -32,13 +32,9 @@ app = typer.Typer(
 
 def _show_version(value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        from ragsieve import __version__
 
-        try:
-            v = version("ragsieve")
-        except PackageNotFoundError:  # a source tree on PYTHONPATH, never installed
-            v = "unknown"
-        typer.echo(f"ragsieve {v}")
+        typer.echo(f"ragsieve {__version__}")
         raise typer.Exit()
 
 
