@@ -50,7 +50,10 @@ def test_every_method_fits_the_llms_window(sample_index_dir: Path) -> None:
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["answer"] and out["trace"]["llm"]["n_ctx"] == 1024
-    assert all(c["prompt"] + 48 <= 1024 for c in out["trace"]["llm"]["call_tokens"])
+    calls = out["trace"]["llm"]["call_tokens"]
+    assert all(c["prompt"] + 48 <= 1024 for c in calls)
+    # The judge reads a context trimmed to the window too: the feedback loop runs.
+    assert out["trace"]["feedback"]["rounds"] and "feedback" in [c["call"] for c in calls]
 
 
 def test_a_ranking_is_by_score_and_a_context_says_it_is_one(sample_index_dir: Path) -> None:

@@ -7,7 +7,9 @@ adjustment -1/+1):
 * otherwise move ``min_k`` by the adjustment (``feedback_step``), re-run the method's cut over
   the same ranked candidates and answer again; the next round judges that answer. At most
   ``max_rounds`` judgements, so the last answer generated is always judged (``max_rounds``); a
-  judgement whose prompt would not fit the LLM's context window stops it too (``window``);
+  judgement whose prompt would overflow the LLM's context window is shown the context less its
+  lowest-scored units (``judge_window_dropped`` in the round), and stops the loop (``window``)
+  only when not even the question and the answer fit;
 * a reply without a readable score stops the loop and keeps the current answer (``unparsed``);
   a score without an adjustment stops it too (``no_adjustment``); an adjustment that leaves the
   candidate range stops it (``bounds``), and so does one whose re-cut gives a context already
@@ -165,15 +167,24 @@ class SelfFeedback:
         """Judge the current answer; None when the budget cannot hold the judgement (with
         room for one more answer, unless this is the last round)."""
         cur = st.current
-        messages = build_feedback_messages(
-            r.question, [s.chunk.text for s in cur.context.chunks], cur.text, gen_kw["options"]
-        )
         budget: PromptBudget = gen_kw["prompt_budget"]
+        # The judgement reads the context again beside the answer: where that overflows the
+        # LLM's window, the judge sees the context less its lowest-scored units.
+        shown = list(cur.context.chunks)
+        judge_dropped = 0
+        while True:
+            messages = build_feedback_messages(
+                r.question, [s.chunk.text for s in shown], cur.text, gen_kw["options"]
+            )
+            if budget.fits_window(messages, self.c.feedback_max_tokens) or not shown:
+                break
+            shown.pop(min(range(len(shown)), key=lambda i: (shown[i].score, -i)))
+            judge_dropped += 1
+        if not budget.fits_window(messages, self.c.feedback_max_tokens):
+            st.window_stop = True  # not even the question and the answer fit the window
+            return None
         reserve = cur.usage.prompt_tokens if rnd < self.c.max_rounds else 0
         if not budget.room(messages, reserve):
-            return None
-        if not budget.fits_window(messages, self.c.feedback_max_tokens):
-            st.window_stop = True  # the judgement would overflow the LLM's context window
             return None
         stop = timed(st.timings, "feedback")
         gen = llm.generate(messages, max_tokens=self.c.feedback_max_tokens, temperature=0.0)
@@ -182,6 +193,8 @@ class SelfFeedback:
         st.feedback_usage = st.feedback_usage + gen.usage
         fb = parse_feedback(gen.text)
         st.rounds.append(_round_record(rnd, min_k, max_k, cur, gen, fb))
+        if judge_dropped:
+            st.rounds[-1]["judge_window_dropped"] = judge_dropped
         st.judged.append(cur)
         st.scores.append(fb.score)
         return fb
