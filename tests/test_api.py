@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,11 @@ def test_prune_budget_and_rate_are_ceilings(corpus_dir: Path) -> None:
     rosetta = (corpus_dir / "rosetta-stone.md").read_text("utf-8")
     q = "What is the Rosetta Stone and who deciphered it?"
     everything = prune(q, [rosetta], threshold=0.01)
+    # The order its docstring states: the most relevant paragraph first, then the next (the
+    # relevance is a paragraph's), sentences in source order inside a paragraph.
+    for a, b in pairwise(everything):
+        assert a.relevance >= b.relevance
+        assert a.relevance != b.relevance or a.sentence < b.sentence
     tokens = sum(count_tokens(k.text) for k in everything)
     within = prune(q, [rosetta], threshold=0.01, budget=tokens // 3)
     assert 0 < sum(count_tokens(k.text) for k in within) <= tokens // 3
