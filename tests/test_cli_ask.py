@@ -35,8 +35,8 @@ def test_compare_prints_naive_and_the_default_side_by_side(sample_index_dir: Pat
 
 
 def test_every_method_fits_the_llms_window(sample_index_dir: Path) -> None:
-    """Twelve chunks would overflow a 700-token window: the lowest-scored go; SAGE with its
-    defaults (feedback on) answers in 1,024 tokens, every call fitting."""
+    """Twelve chunks would overflow a 700-token window: the lowest-scored go; SAGE (feedback
+    on, one round to keep the test short) answers in 1,024 tokens, every call fitting."""
     base = ["ask", BEES, "--index", str(sample_index_dir), "--max-tokens", "32", "--json"]
     p = run(*base, "--method", "naive", "--k", "12", "--llm-ctx", "700")
     assert p.returncode == 0, p.stderr
@@ -46,7 +46,7 @@ def test_every_method_fits_the_llms_window(sample_index_dir: Path) -> None:
         cap["n_ctx"] == 700 and cap["dropped"] >= 1 and len(out["context"]) == 12 - cap["dropped"]
     )
     assert out["tokens"]["prompt"] + 32 <= 700
-    p = run(*base, "--method", "sage", "--llm-ctx", "1024")
+    p = run(*base, "--method", "sage[max_rounds=1]", "--llm-ctx", "1024")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["answer"] and out["trace"]["llm"]["n_ctx"] == 1024
