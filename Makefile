@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO := .ragsieve-demo
-QUESTION ?= In which year did Champollion announce the decipherment of hieroglyphs?
+QUESTION ?= Who decoded the honey bee waggle dance?
 
 .PHONY: setup browser demo test test-fast lint bench bench-quick clean
 
@@ -23,11 +23,13 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# The main job on the embedded defaults: index the sample corpus, answer a question.
+# The main job on the embedded defaults: index the sample corpus, then answer one question with
+# naive RAG and with the default precise method (tagger) side by side: answers, context and
+# prompt tokens, seconds, and what each handed the LLM.
 demo: setup
 	rm -rf $(DEMO)
 	$(VENV)/bin/ragsieve index examples/corpus --index $(DEMO)/index
-	$(VENV)/bin/ragsieve ask "$(QUESTION)" --index $(DEMO)/index --k 2 --max-tokens 64
+	$(VENV)/bin/ragsieve ask "$(QUESTION)" --index $(DEMO)/index --compare naive --max-tokens 64
 
 # Debian's Chromium for the evidence viewer's browser test (tests/serve/test_viewer.py drives it
 # with Playwright, which never downloads a browser of its own). Installed only when missing;

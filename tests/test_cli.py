@@ -99,6 +99,8 @@ def test_ask_json_with_the_local_llm(sample_index_dir: Path) -> None:
         "Who decoded the honey bee waggle dance?",
         "--index",
         str(sample_index_dir),
+        "--method",
+        "naive",
         "--k",
         "2",
         "--max-tokens",
@@ -123,7 +125,7 @@ def test_ask_total_budget_with_the_local_llm(sample_index_dir: Path) -> None:
     sample chunks make a prompt of 600+ tokens); a budget that cannot hold the question, or one
     below 1, is one line, exit 2."""
     base = ["ask", "Who decoded the honey bee waggle dance?", "--index", str(sample_index_dir)]
-    base += ["--k", "3", "--max-tokens", "16"]
+    base += ["--method", "naive", "--k", "3", "--max-tokens", "16"]
     p = run(*base, "--total-budget", "300", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)

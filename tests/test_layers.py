@@ -22,7 +22,7 @@ SRC = Path(ragsieve.__file__).resolve().parent
 #: are the top floor.
 FLOORS: list[set[str]] = [
     {"errors", "types", "data"},
-    {"text", "io", "metrics"},
+    {"text", "io", "metrics", "formats"},
     {"embed", "llm", "training"},
     {"link", "segment", "rerank"},
     {"index", "select", "retrieve", "tag"},

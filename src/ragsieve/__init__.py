@@ -23,7 +23,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
 
-from ragsieve.api import ask, prune, search
+from ragsieve.api import Ranked, ask, prune, rerank, search
 from ragsieve.index import Index, IndexConfig
 from ragsieve.types import Answer, Chunk, Context, Document, Scored, Sentence
 
@@ -34,10 +34,12 @@ __all__ = [
     "Document",
     "Index",
     "IndexConfig",
+    "Ranked",
     "Scored",
     "Sentence",
     "__version__",
     "ask",
     "prune",
+    "rerank",
     "search",
 ]

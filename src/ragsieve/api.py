@@ -1,14 +1,17 @@
-"""The Python API that mirrors the CLI: ``search`` and ``ask`` over an index, and ``prune``,
-the evidence tagger on passages a user already has."""
+"""The Python API that mirrors the CLI: ``search`` and ``ask`` over an index, and, on passages
+a user already has (no index), ``prune`` (the evidence tagger) and ``rerank``."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragsieve.index import Index
-from ragsieve.methods import build_method
-from ragsieve.rerank import get_reranker, rerank
+from ragsieve.methods import DEFAULT_METHOD, build_method
+from ragsieve.rerank import get_reranker
+from ragsieve.rerank import rerank as rerank_scored
+from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever
 from ragsieve.tag.prune import Kept
 from ragsieve.types import Answer, Scored
@@ -31,7 +34,7 @@ def search(
     depth = k if reranker is None else max(k, 50)
     hits = get_retriever(retriever, idx).retrieve([query], depth)[0]
     if reranker is not None:
-        hits = rerank(get_reranker(reranker, idx.config.embedder), query, hits)
+        hits = rerank_scored(get_reranker(reranker, idx.config.embedder), query, hits)
     return hits[:k]
 
 
@@ -39,22 +42,75 @@ def ask(
     question: str,
     index: Index | str | Path,
     *,
-    method: str = "naive",
+    method: str = DEFAULT_METHOD,
     llm: Any = "local",
     options: list[str] | None = None,
     total_budget: int | None = None,
+    max_tokens: int = 256,
+    llm_ctx: int | None = None,
     **run: Any,
 ) -> Answer:
     """Answer ``question`` from ``index`` with ``method``, a spec such as
     ``"full[unit=passage]"`` (:mod:`ragsieve.methods.spec`); ``run`` takes ``k``, ``budget``,
     ``retriever`` and ``reranker``; ``llm`` is a spec string or an LLM. ``total_budget``
-    bounds the prompt tokens of every LLM call for the question (feedback included)."""
+    bounds the prompt tokens of every LLM call for the question (feedback included);
+    ``max_tokens`` caps the answer and ``llm_ctx`` sets the LLM's context window (as the
+    CLI's ``--max-tokens`` and ``--llm-ctx``)."""
+    from ragsieve.errors import ConfigError
     from ragsieve.llm import get_llm
 
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        raise ConfigError(f"max_tokens must be a positive integer, got {max_tokens!r}")
     idx = _as_index(index)
     m = build_method(method, idx, **run)
-    model = get_llm(llm) if isinstance(llm, str) else llm
-    return m.ask(question, model, options=options, total_budget=total_budget)
+    if isinstance(llm, str):
+        model = get_llm(llm, **({} if llm_ctx is None else {"n_ctx": llm_ctx}))
+    else:
+        if llm_ctx is not None:
+            raise ConfigError("llm_ctx goes with an LLM spec string; set n_ctx on your LLM")
+        model = llm
+    return m.ask(question, model, options=options, max_tokens=max_tokens, total_budget=total_budget)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One passage of :func:`rerank`: its position in the input, its score in [0, 1], its text."""
+
+    index: int
+    score: float
+    text: str
+
+
+def rerank(
+    query: str,
+    passages: list[str],
+    *,
+    top_k: int | None = None,
+    model: str = DEFAULT_RERANKER,
+) -> list[Ranked]:
+    """``passages`` scored for ``query`` by a reranker and sorted best first, in memory (no
+    index): what FlashRank's and rerankers' ``rank`` give. ``model`` is any name ``--reranker``
+    takes (default: the shipped ensemble); ``top_k`` keeps the best ``k``.
+
+    >>> [r.index for r in rerank("When was Voyager 1 launched?", ["Bees dance.", "In 1977."])]
+    [1, 0]
+    """
+    from ragsieve.errors import InputError
+    from ragsieve.types import Chunk, Scored
+
+    if not query or not query.strip():
+        raise InputError("the query is empty")
+    if isinstance(passages, str) or not all(isinstance(p, str) for p in passages):
+        raise InputError("passages must be a list of strings")
+    if top_k is not None and top_k < 1:
+        raise InputError(f"top_k must be at least 1, got {top_k}")
+    hits = [
+        Scored(Chunk(str(i), "", i, text, 0, len(text), 0, 1, 0), 0.0)
+        for i, text in enumerate(passages)
+    ]
+    ranked = rerank_scored(get_reranker(model), query, hits)
+    out = [Ranked(s.chunk.index, s.score, s.chunk.text) for s in ranked]
+    return out if top_k is None else out[:top_k]
 
 
 def prune(
@@ -64,11 +120,18 @@ def prune(
     threshold: float | None = None,
     hops: int = 2,
     min_keep: int = 1,
+    budget: int | None = None,
+    rate: float | None = None,
     model: str | Path | None = None,
     passage_threshold: float | None = None,
 ) -> list[Kept]:
-    """The sentences of ``passages`` that the evidence tagger keeps for ``question``, most
-    relevant first, each with its keep probability and its paragraph's relevance.
+    """The sentences of ``passages`` that the evidence tagger keeps for ``question``, each with
+    its keep probability and its paragraph's relevance: paragraph by paragraph, the most
+    relevant paragraph first, sentences in source order inside a paragraph.
+
+    ``budget`` (tokens) and ``rate`` (a share of the passages' tokens, as LLMLingua's ``rate``)
+    are ceilings: when the kept sentences exceed one, the most probable ones that fit stay, in
+    the same order.
 
     A passage is a text or a ``(title, text)`` pair. It is read paragraph by paragraph
     (blank-line blocks, the unit the tagger was trained on), each paragraph with the passage's
@@ -83,7 +146,7 @@ def prune(
     from ragsieve.errors import InputError
     from ragsieve.methods.tagger import get_tagger
     from ragsieve.tag.prune import prune as run
-    from ragsieve.text import sentence_texts
+    from ragsieve.text import count_tokens, sentence_texts
 
     if not question or not question.strip():
         raise InputError("the question is empty")
@@ -98,6 +161,30 @@ def prune(
             if sents:
                 items.append((title, sents))
                 owner.append(i)
+    if budget is not None and (not isinstance(budget, int) or budget < 1):
+        raise InputError(f"budget must be a positive number of tokens, got {budget!r}")
+    if rate is not None and not (isinstance(rate, int | float) and 0 < rate <= 1):
+        raise InputError(f"rate must be in (0, 1], got {rate!r}")
     tagger = get_tagger(str(model) if model is not None else None)
     kept = run(tagger, question, items, threshold, hops, min_keep, passage_threshold).kept
+    limits = [] if budget is None else [budget]
+    if rate is not None:
+        total = sum(count_tokens(s) for _, sents in items for s in sents)
+        limits.append(int(rate * total))
+    if limits:
+        kept = _within(kept, min(limits))
     return [replace(k, passage=owner[k.passage]) for k in kept]
+
+
+def _within(kept: list[Kept], limit: int) -> list[Kept]:
+    """The most probable of ``kept`` whose tokens fit ``limit``, in their given order."""
+    from ragsieve.text import count_tokens
+
+    chosen: set[int] = set()
+    used = 0
+    for i in sorted(range(len(kept)), key=lambda i: -kept[i].prob):
+        n = count_tokens(kept[i].text)
+        if used + n <= limit:
+            chosen.add(i)
+            used += n
+    return [k for i, k in enumerate(kept) if i in chosen]

@@ -17,13 +17,37 @@ import typer
 
 from ragsieve.errors import InputError, RagsieveError
 
+# rich_markup_mode=None: help text is printed as written. Rich markup would read the method
+# specs in it (``full[unit=passage]``, a ``[method]`` table) as style tags and drop them.
 app = typer.Typer(
     name="ragsieve",
     help="Precise retrieval for RAG: index documents, search them, ask questions.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from ragsieve import __version__
+
+        typer.echo(f"ragsieve {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Precise retrieval for RAG: index documents, search them, ask questions."""
 
 
 def _nonempty_index(value: str) -> str:
@@ -59,6 +83,16 @@ LLMRetriesOpt = Annotated[
     int | None,
     typer.Option(min=0, max=10, help="openai: retries of a failed LLM request (default 3)."),
 ]
+LLMCtxOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--llm-ctx",
+        min=16,
+        help="The LLM's context window in tokens (local default 4096; openai: unknown unless "
+        "given). Every prompt's context is trimmed, lowest score first, so that prompt and "
+        "answer fit it.",
+    ),
+]
 TotalBudgetOpt = Annotated[
     int | None,
     typer.Option(
@@ -83,20 +117,26 @@ ConfigOpt = Annotated[
 ]
 
 
-def _spec(method: str | None, config: Path | None, default: str) -> Any:
-    """The method spec from ``--method`` or ``--config`` (not both), else ``default``."""
-    from ragsieve.methods import parse_spec, spec_from_toml
+def _spec(method: str | None, config: Path | None, default: str | None = None) -> Any:
+    """The method spec from ``--method`` or ``--config`` (not both), else ``default`` (None:
+    :data:`~ragsieve.methods.DEFAULT_METHOD`)."""
+    from ragsieve.methods import DEFAULT_METHOD, parse_spec, spec_from_toml
 
     if method is not None and config is not None:
         raise InputError("give --method or --config, not both")
     if config is not None:
         return spec_from_toml(config)
-    return parse_spec(method or default)
+    return parse_spec(method or default or DEFAULT_METHOD)
 
 
-def _llm_options(timeout: float | None, retries: int | None) -> dict[str, Any]:
-    """The ``get_llm`` options the user set (a local backend refuses them with one line)."""
+def _llm_options(
+    timeout: float | None, retries: int | None, n_ctx: int | None = None
+) -> dict[str, Any]:
+    """The ``get_llm`` options the user set (a local backend refuses the HTTP ones with one
+    line)."""
     opts: dict[str, Any] = {}
+    if n_ctx is not None:
+        opts["n_ctx"] = n_ctx
     if timeout is not None:
         opts["timeout"] = timeout
     if retries is not None:
@@ -128,9 +168,38 @@ def _print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
 
 
+#: Piped progress: a line when a stage starts, when it ends, and at most this often between.
+PIPED_PROGRESS_EVERY_S = 10.0
+
+
 def _progress() -> tuple[Any, Any]:
-    """A rich progress bar on stderr and the callback that drives it."""
+    """Progress on stderr and the callback that drives it: rich bars on a terminal; when stderr
+    is piped or a file, one line per stage as it starts and ends (and every 10 s between), so
+    a long step is never silent."""
+    import contextlib
+    import time
+
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if not sys.stderr.isatty():
+        started: dict[str, float] = {}
+        last: dict[str, float] = {}
+
+        def line(stage: str, done: int, total: int) -> None:
+            now = time.monotonic()
+            if stage not in started:
+                started[stage] = last[stage] = now
+                if done < total:
+                    _say(f"{stage}: {done}/{total}")
+                    return
+            if done >= total and last.get(stage) != -1.0:
+                _say(f"{stage}: {done}/{total} done in {now - started[stage]:.1f}s")
+                last[stage] = -1.0  # reported; a later call with the same total stays quiet
+            elif done < total and now - last[stage] >= PIPED_PROGRESS_EVERY_S:
+                _say(f"{stage}: {done}/{total} ({now - started[stage]:.0f}s)")
+                last[stage] = now
+
+        return contextlib.nullcontext(), line
 
     prog = Progress(
         TextColumn("{task.description}"),
@@ -139,7 +208,6 @@ def _progress() -> tuple[Any, Any]:
         TimeElapsedColumn(),
         console=_err_console(),
         transient=True,
-        disable=not sys.stderr.isatty(),
     )
     tasks: dict[str, Any] = {}
 
@@ -322,10 +390,19 @@ def index(
             help="Rebuild the index from scratch: delete its tables (and manifest) first.",
         ),
     ] = False,
+    keep_missing: Annotated[
+        bool,
+        typer.Option(
+            "--keep-missing",
+            help="Keep the documents of files that have left a FOLDER given here "
+            "(by default they are removed from the index, and the command says so).",
+        ),
+    ] = False,
     wait: WaitOpt = 60.0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Add files to an index (created if missing); changed files are re-indexed."""
+    """Add files to an index (created if missing); changed files are re-indexed, and files
+    that have left a folder given here are removed from the index (--keep-missing keeps them)."""
     add_paths_ray = _check_engine(engine, address, workers)
     sent_opts = _sentence_options(index_dir, sentences, pareto_context, sentence_passage)
     settings = {"embedder": embedder, "chunker": chunker, "chunk_tokens": chunk_tokens}
@@ -345,7 +422,9 @@ def index(
     con = _err_console()
     for path, why in skipped:
         con.print(f"[yellow]warning:[/] skipped {path}: {why}", highlight=False, soft_wrap=True)
+    gone = [] if keep_missing else _remove_gone(idx, paths, report, skipped)
     result = _index_result(index_dir, idx, report, skipped)
+    result["removed"] = gone
     if as_json:
         _print_json(result)
         return
@@ -355,6 +434,28 @@ def index(
         f"{report.n_tokens} tokens in {report.seconds:.1f}s; index now has "
         f"{result['total_documents']} documents, {result['total_chunks']} chunks"
     )
+    if gone:
+        typer.echo(
+            f"removed {_plural(len(gone), 'document')} whose file has left "
+            f"{', '.join(str(p) for p in paths if p.is_dir())} (--keep-missing keeps them): "
+            + ", ".join(gone)
+        )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _remove_gone(idx: Any, paths: list[Path], report: Any, skipped: list) -> list[str]:
+    """Remove the documents of files that have left the folders in ``paths``; their ids."""
+    from ragsieve.index.sync import stale_documents
+
+    folders = [p for p in paths if p.is_dir()]
+    if not folders:
+        return []
+    read = set(report.added) | set(report.updated) | set(report.unchanged)
+    stale = stale_documents(idx.documents(), folders, read, [s for s, _ in skipped])
+    return idx.remove(stale) if stale else []
 
 
 def _say(line: str) -> None:
@@ -380,7 +481,7 @@ def search(
     method: Annotated[
         str | None,
         typer.Option(
-            help="Select with a method instead (sage, carrot, pareto, saki, full; "
+            help="Select with a method instead (tagger, naive, sage, carrot, pareto, saki, full; "
             "'carrot[iterations=20]'): prints the context it would give the LLM."
         ),
     ] = None,
@@ -392,24 +493,31 @@ def search(
 ) -> None:
     """Retrieve the chunks most relevant to QUERY (or the context a --method selects)."""
     from ragsieve.api import search as do_search
+    from ragsieve.explain import where_of
+    from ragsieve.index import Index
     from ragsieve.types import scored_json
 
     trace = None
+    idx = Index.open(index_dir)
     if method is not None or config is not None:
         from ragsieve.explain import explain as run_method
-        from ragsieve.index import Index
 
-        spec = _spec(method, config, "naive")
+        spec = _spec(method, config)
         run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
-        r, _ = run_method(query, Index.open(index_dir), spec, **run)
+        r, _ = run_method(query, idx, spec, **run)
         hits, trace = list(r.context.chunks), r.trace
     else:
         if budget is not None:
             raise InputError("--budget needs --method (plain search returns the top --k)")
         retriever = retriever or "dense"
-        hits = do_search(query, index_dir, k=k, retriever=retriever, reranker=reranker)
+        hits = do_search(query, idx, k=k, retriever=retriever, reranker=reranker)
+    where = where_of(idx, hits)
+    # A plain search is a ranking (by score); a method's output is the LLM's context, in the
+    # order the LLM reads it. The two are labelled so that nobody reads one as the other.
+    order = "score" if trace is None else "context"
     if as_json:
-        out = {"query": query, "retriever": retriever, "results": scored_json(hits)}
+        results = [{**r, "where": where.get(r["chunk_id"], "")} for r in scored_json(hits)]
+        out = {"query": query, "retriever": retriever, "order": order, "results": results}
         if trace is not None:
             out.update(method=spec.label, trace=trace)
         _print_json(out)
@@ -417,9 +525,32 @@ def search(
     if not hits:
         typer.echo("no results")
         return
+    if trace is not None:
+        n_tokens = trace.get("context_tokens", sum(s.chunk.n_tokens for s in hits))
+        typer.echo(
+            f"context of {spec.label}: {_units(hits)}, {n_tokens} tokens, in the order the LLM "
+            "reads them (score: the method's own)"
+        )
+        for s in hits:
+            typer.echo(f"  - {s.score:.4f}  {_where(s.chunk, where)}  [{s.chunk.id}]")
+            typer.echo(f"    {_snippet(s.chunk.text)}")
+        return
     for rank, s in enumerate(hits, start=1):
-        typer.echo(f"{rank:>3}. {s.score:.4f}  {s.chunk.title or s.chunk.doc_id}  [{s.chunk.id}]")
+        typer.echo(f"{rank:>3}. {s.score:.4f}  {_where(s.chunk, where)}  [{s.chunk.id}]")
         typer.echo(f"     {_snippet(s.chunk.text)}")
+
+
+def _units(hits: Any) -> str:
+    """``3 sentences`` when every item is one sentence, else ``3 chunks``."""
+    one = all(s.chunk.sent_end - s.chunk.sent_start == 1 for s in hits)
+    return _plural(len(hits), "sentence" if one and hits else "chunk")
+
+
+def _where(chunk: Any, where: dict[str, str] | None = None) -> str:
+    """The document's title (or id), and the page or heading the text sits under."""
+    name = chunk.title or chunk.doc_id
+    at = (where or {}).get(chunk.id)
+    return f"{name} ({at})" if at else name
 
 
 @app.command()
@@ -429,8 +560,9 @@ def ask(
     method: Annotated[
         str | None,
         typer.Option(
-            help="Method spec: naive, sage, carrot, pareto, saki, full, 'full[unit=passage]' "
-            "(default naive)."
+            help="Method spec: tagger (the default: naive's top --k chunks, only the sentences "
+            "the evidence tagger keeps), naive, sage, carrot, pareto, saki, full, "
+            "'full[unit=passage]'."
         ),
     ] = None,
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Chunks (top-k).")] = 10,
@@ -445,35 +577,120 @@ def ask(
     ] = "local",
     max_tokens: Annotated[int, typer.Option(min=1, max=8192, help="Answer length cap.")] = 256,
     total_budget: TotalBudgetOpt = None,
+    llm_ctx: LLMCtxOpt = None,
     llm_timeout: LLMTimeoutOpt = None,
     llm_retries: LLMRetriesOpt = None,
     config: ConfigOpt = None,
+    compare: Annotated[
+        str | None,
+        typer.Option(
+            "--compare",
+            help="Also answer with this method spec (e.g. naive) and print both side by side: "
+            "answer, context and prompt tokens, seconds, what each kept.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Answer QUESTION from the index with an LLM; prints the answer, chunks and tokens."""
+    """Answer QUESTION from the index with an LLM; prints the answer, its context and tokens."""
     from ragsieve.index import Index
     from ragsieve.llm import get_llm
-    from ragsieve.methods import build_method, check_spec
+    from ragsieve.methods import build_method, check_spec, parse_spec
 
     run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
-    spec = check_spec(_spec(method, config, "naive"), **run)
+    spec = check_spec(_spec(method, config), **run)
+    other = check_spec(parse_spec(compare), **run) if compare is not None else None
     idx = Index.open(index_dir)
     m = build_method(spec, idx, **run)
-    model = get_llm(llm, **_llm_options(llm_timeout, llm_retries))
+    model = get_llm(llm, **_llm_options(llm_timeout, llm_retries, llm_ctx))
+    if other is not None:
+        pair = [(other.label, build_method(other, idx, **run)), (spec.label, m)]
+        _compare(question, pair, model, max_tokens, total_budget, as_json)
+        return
     answer = m.ask(question, model, max_tokens=max_tokens, total_budget=total_budget)
+    from ragsieve.explain import where_of
+
+    where = where_of(idx, answer.context.chunks)
     if as_json:
-        _print_json(answer.to_json())
+        out = answer.to_json()
+        for item in out["context"]:
+            item["where"] = where.get(item["chunk_id"], "")
+        _print_json(out)
         return
     typer.echo(answer.text or "(empty answer)")
     typer.echo("")
-    typer.echo(f"context: {len(answer.context.chunks)} chunk(s), {answer.context.n_tokens} tokens")
+    typer.echo(
+        f"context ({answer.method}): {_units(answer.context.chunks)}, "
+        f"{answer.context.n_tokens} tokens, in the order the LLM read them"
+    )
     for s in answer.context.chunks:
-        typer.echo(f"  [{s.chunk.id}] {s.score:.3f} {s.chunk.title}: {_snippet(s.chunk.text, 100)}")
+        typer.echo(
+            f"  [{s.chunk.id}] {s.score:.3f} {_where(s.chunk, where)}: "
+            f"{_snippet(s.chunk.text, 100)}"
+        )
     u = answer.usage
     calls = answer.trace.get("llm", {}).get("calls", 1)
     typer.echo(
         f"tokens: prompt {u.prompt_tokens}, completion {u.completion_tokens} "
         f"({calls} LLM call{'s' if calls > 1 else ''}); time {sum(answer.timings.values()):.2f}s"
+    )
+
+
+def _compare(
+    question: str,
+    pair: list[tuple[str, Any]],
+    llm: Any,
+    max_tokens: int,
+    total_budget: int | None,
+    as_json: bool,
+) -> None:
+    """``ask --compare``: the same question through two methods with the same LLM, loaded once
+    before either clock starts, printed side by side with the ratio of prompt tokens."""
+    import time
+
+    # One tiny call first: the model's load and first-call warm-up belong to neither method.
+    llm.generate([{"role": "user", "content": "Say OK."}], max_tokens=1, temperature=0.0)
+    rows: list[tuple[str, Any, float]] = []
+    for label, method in pair:
+        t0 = time.perf_counter()
+        answer = method.ask(question, llm, max_tokens=max_tokens, total_budget=total_budget)
+        rows.append((label, answer, time.perf_counter() - t0))
+    (la, a, _), (lb, b, _) = rows
+    ratio = a.usage.prompt_tokens / b.usage.prompt_tokens if b.usage.prompt_tokens else 0.0
+    if as_json:
+        _print_json(
+            {
+                "question": question,
+                "answers": [{**x.to_json(), "seconds": round(t, 3)} for _, x, t in rows],
+                "prompt_token_ratio": round(ratio, 2),
+            }
+        )
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=question, title_justify="left", show_lines=True)
+    table.add_column("")
+    for label, _, _ in rows:
+        table.add_column(label, overflow="fold")
+
+    def kept(x: Any) -> str:
+        items = [f"- {_snippet(s.chunk.text, 140)}" for s in x.context.chunks[:3]]
+        more = len(x.context.chunks) - len(items)
+        return "\n".join(
+            [_units(x.context.chunks) + ":", *items] + ([f"(+{more} more)"] * (more > 0))
+        )
+
+    table.add_row("answer", *[x.text or "(empty)" for _, x, _ in rows])
+    table.add_row("context tokens", *[str(x.context.n_tokens) for _, x, _ in rows])
+    table.add_row("prompt tokens", *[str(x.usage.prompt_tokens) for _, x, _ in rows])
+    table.add_row("seconds", *[f"{t:.2f}" for _, _, t in rows])
+    table.add_row("kept", *[kept(x) for _, x, _ in rows])
+    con = Console(width=max(100, Console().width), highlight=False)
+    con.print(table, markup=False)
+    con.print(
+        f"{lb} sent {ratio:.1f}x fewer prompt tokens than {la} "
+        f"({b.usage.prompt_tokens} vs {a.usage.prompt_tokens}).",
+        markup=False,
     )
 
 
@@ -573,6 +790,7 @@ def eval_cmd(
         bool, typer.Option("--no-llm", help="Context metrics only (no answers).")
     ] = False,
     llm: Annotated[str, typer.Option(help="LLM spec (see ask).")] = "local",
+    llm_ctx: LLMCtxOpt = None,
     llm_timeout: LLMTimeoutOpt = None,
     llm_retries: LLMRetriesOpt = None,
     retriever: MethodRetrieverOpt = None,
@@ -619,7 +837,7 @@ def eval_cmd(
         reranker=reranker,
         no_llm=no_llm,
         llm=llm,
-        llm_options=_llm_options(llm_timeout, llm_retries),
+        llm_options=_llm_options(llm_timeout, llm_retries, llm_ctx),
         max_tokens=max_tokens,
         total_budget=total_budget,
         chunker=chunker,
@@ -651,41 +869,68 @@ def eval_cmd(
 
 @app.command()
 def rm(
-    doc_ids: Annotated[list[str], typer.Argument(help="Document ids (paths as indexed).")],
+    doc_ids: Annotated[
+        list[str],
+        typer.Argument(
+            help="Files, folders (every document under them), quoted globs ('notes/*.md') or "
+            "document ids; a file need not exist any more."
+        ),
+    ],
     index_dir: IndexOpt,
     wait: WaitOpt = 60.0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Remove documents from an index."""
+    """Remove documents from an index. Naming one that is not there (a second rm of the same
+    file) removes nothing and says so; it is not an error (exit 0), like rm -f."""
     from ragsieve.index import Index
+    from ragsieve.index.sync import matching_documents
 
     idx = Index.open(index_dir)
     idx.lock_wait, idx.on_lock_wait = wait, _say
-    ids = [str(Path(d).resolve()) if Path(d).exists() else d for d in doc_ids]
-    removed = idx.remove(ids)
-    missing = [d for d in ids if d not in removed]
-    if missing and not removed:
-        # Nothing matched: a typo, not a partial success; exit 2 like any other bad input.
-        raise InputError(f"no such document in {index_dir}: {', '.join(missing)}")
+    docs = idx.documents()
+    ids: list[str] = []
+    missing: list[str] = []
+    for arg in doc_ids:
+        found = matching_documents(docs, arg)
+        ids.extend(i for i in found if i not in ids)
+        if not found:
+            missing.append(arg)
+    removed = idx.remove(ids) if ids else []
     if as_json:
         _print_json({"removed": removed, "missing": missing})
-    else:
-        typer.echo(f"removed {len(removed)} document(s)")
-        if missing:
-            typer.echo(f"not in the index: {', '.join(missing)}", err=True)
+        return
+    typer.echo(f"removed {_plural(len(removed), 'document')}")
+    if missing:
+        typer.echo(f"not in the index {index_dir}: {', '.join(missing)}", err=True)
 
 
 @app.command()
-def info(index_dir: IndexOpt, as_json: JsonOpt = False) -> None:
+def info(
+    index_dir: IndexOpt,
+    documents: Annotated[
+        bool, typer.Option("--documents", help="Also list every document (id, title, chunks).")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
     """Show what an index holds and how it was built."""
+    import datetime as dt
+
     from ragsieve.index import Index
 
-    stats = Index.open(index_dir).stats()
+    idx = Index.open(index_dir)
+    stats = idx.stats()
+    docs = idx.documents() if documents else None
     if as_json:
-        _print_json(stats)
+        _print_json(stats if docs is None else {**stats, "document_list": docs})
         return
     for key, value in stats.items():
+        if key == "updated" and isinstance(value, int | float):
+            when = dt.datetime.fromtimestamp(value).astimezone()
+            value = when.isoformat(sep=" ", timespec="seconds")
         typer.echo(f"{key}: {value}")
+    for d in docs or []:
+        title = f"  {d['title']}" if d["title"] else ""
+        typer.echo(f"  {d['doc_id']}{title}  ({_plural(d['n_chunks'], 'chunk')})")
 
 
 @app.command()

@@ -130,6 +130,7 @@ def evidence_report(
     """:func:`report` plus ``documents`` (:func:`evidence_documents`): what the evidence
     viewer of ``ragsieve serve`` draws, for ``POST /explain`` and ``/ask`` with ``explain``."""
     rep = report(r)
+    rep["where"] = where_of(index, r.context.chunks)
     rep["documents"] = evidence_documents(
         index, r, selected=rep["selected"], max_documents=max_documents, gap_chars=gap_chars
     )
@@ -167,6 +168,8 @@ def evidence_documents(
     left out in ``elided``: a viewer need not ship a whole book for one sentence. Documents
     no longer in the index (deleted since the retrieval) are left out.
     """
+    from ragsieve.formats import locate
+
     chosen_set = set(selected if selected is not None else (s.chunk.id for s in r.context.chunks))
     units: dict[str, Scored] = {}
     for s in (*r.context.chunks, *r.candidates):
@@ -210,6 +213,7 @@ def evidence_documents(
                     "chunk_id": s.chunk.id,
                     "score": round(unit_score(s), 6),
                     "selected": s.chunk.id in chosen_set,
+                    "where": locate(text, a, b),
                 }
             )
             pos = b
@@ -278,12 +282,35 @@ def explain(
 
     m = build_method(method, index, **run)
     r = m.retrieve([question])[0]
-    return r, report(r)
+    rep = report(r)
+    rep["where"] = where_of(index, r.context.chunks)
+    return r, rep
+
+
+def where_of(index: Index, items: Iterable[Scored]) -> dict[str, str]:
+    """``chunk_id -> "page 3"`` (or the heading above it) for every item whose document has
+    pages or headings (:func:`ragsieve.formats.locate`); each document is read once."""
+    from ragsieve.formats import locate
+
+    texts: dict[str, str | None] = {}
+    out: dict[str, str] = {}
+    for s in items:
+        doc_id = s.chunk.doc_id
+        if doc_id not in texts:
+            doc = index.get_document(doc_id)
+            texts[doc_id] = doc.text if doc is not None else None
+        text = texts[doc_id]
+        where = locate(text, s.chunk.start, s.chunk.end) if text else ""
+        if where:
+            out[s.chunk.id] = where
+    return out
 
 
 def text_lines(rep: dict[str, Any], width: int = 40) -> list[str]:
     """The report as plain lines for the terminal."""
-    lines = [f"method {rep['method']}: {len(rep['selected'])} chunk(s) selected"]
+    lines = [f"method {rep['method']}: {len(rep['selected'])} unit(s) selected"]
+    for cid, where in (rep.get("where") or {}).items():
+        lines.append(f"  [{cid}] {where}")
     curve = rep["score_curve"]
     if curve:
         top = max(c["score"] for c in curve) or 1.0

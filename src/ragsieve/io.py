@@ -1,9 +1,11 @@
 """Reading user files into :class:`~ragsieve.types.Document` objects.
 
-Supported: ``.txt``, ``.md`` (and ``.markdown``, ``.rst``), and ``.jsonl`` with one
-``{"id", "title", "text"}`` object per line. Folders are walked recursively (hidden entries
-skipped). A file named explicitly that is empty, binary or not UTF-8 is an error; inside a folder
-such files are skipped with a warning, because one stray PDF must not stop a corpus from indexing.
+Supported: ``.txt``, ``.md`` (and ``.markdown``, ``.rst``), ``.jsonl`` with one
+``{"id", "title", "text"}`` object per line, and ``.pdf``, ``.html``/``.htm`` and ``.docx``
+(read by :mod:`ragsieve.formats`, pages and headings kept in the text). Folders are walked
+recursively (hidden entries skipped). A file named explicitly that is empty, binary or not UTF-8
+(or a PDF without a text layer) is an error; inside a folder such files are skipped with a
+warning, because one stray file must not stop a corpus from indexing.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragsieve.errors import InputError
+from ragsieve.formats import RICH_SUFFIXES, read_rich
 from ragsieve.types import Document
 
 log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".rst", ".text"}
 JSONL_SUFFIXES = {".jsonl"}
-SUPPORTED = TEXT_SUFFIXES | JSONL_SUFFIXES
+SUPPORTED = TEXT_SUFFIXES | JSONL_SUFFIXES | RICH_SUFFIXES
 
 
 @dataclass
@@ -38,7 +41,7 @@ def _doc_id(path: Path) -> str:
     return str(path.resolve())
 
 
-def _read_text(path: Path) -> str:
+def _check_regular(path: Path) -> None:
     try:
         mode = path.stat().st_mode
     except OSError as e:
@@ -46,6 +49,10 @@ def _read_text(path: Path) -> str:
     if not stat.S_ISREG(mode):
         # A FIFO would block forever, a device would never end: only regular files are read.
         raise InputError(f"{path} is not a regular file (a pipe, device or socket)")
+
+
+def _read_text(path: Path) -> str:
+    _check_regular(path)
     try:
         raw = path.read_bytes()
     except OSError as e:
@@ -116,6 +123,11 @@ def read_file(path: Path) -> list[Document]:
     suffix = path.suffix.lower()
     if suffix in JSONL_SUFFIXES:
         return _read_jsonl(path)
+    if suffix in RICH_SUFFIXES:
+        _check_regular(path)
+        rich = read_rich(path)
+        title = rich.title or _title_of(path.with_suffix(".md"), rich.text)
+        return [Document(id=_doc_id(path), text=rich.text, title=title, source=str(path))]
     if suffix not in TEXT_SUFFIXES:
         raise InputError(
             f"{path}: unsupported file type {suffix or '(none)'}; "

@@ -132,6 +132,8 @@ def test_eval_cli_writes_results_table_and_plot(tmp_path: Path) -> None:
     )
     assert p.returncode == 0, p.stderr
     assert "| naive |" in p.stdout and "| naive[retriever=hybrid] |" in p.stdout
+    # Piped, each stage says when it starts and ends (issue 33: 91 s of silence before).
+    assert "naive[retriever=hybrid]: 0/" in p.stderr and "done in" in p.stderr
     res = json.loads((out / "results.json").read_text())
     assert res["n_questions"] == 3 and set(res["methods"]) == {"naive", "naive[retriever=hybrid]"}
     rows = [json.loads(x) for x in (out / "per_question.jsonl").read_text().splitlines()]

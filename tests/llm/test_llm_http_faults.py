@@ -271,7 +271,7 @@ def test_cli_llm_timeout_and_retries_bound_a_hung_server(
         [
             *(sys.executable, "-m", "ragsieve.cli", "ask", "Who decoded the waggle dance?"),
             *("--index", str(sample_index_dir), "--llm", f"openai:m@{srv.base_url}"),
-            *("--llm-timeout", "0.5", "--llm-retries", "1", "--k", "1"),
+            *("--llm-timeout", "0.5", "--llm-retries", "1", "--method", "naive", "--k", "1"),
         ],
         capture_output=True,
         text=True,

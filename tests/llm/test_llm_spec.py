@@ -112,8 +112,10 @@ def test_bad_specs(spec: str, match: str) -> None:
 def test_unsupported_option_is_config_error() -> None:
     with pytest.raises(ConfigError, match="'local' does not take the option 'api_key'"):
         get_llm("local", api_key="sk-x")
-    with pytest.raises(ConfigError, match="does not take the option 'n_ctx'"):
-        get_llm("openai:m@http://127.0.0.1:1/v1", n_ctx=512)
+    with pytest.raises(ConfigError, match="does not take the option 'n_threads'"):
+        get_llm("openai:m@http://127.0.0.1:1/v1", n_threads=2)
+    # n_ctx is the served model's window for both (--llm-ctx): an endpoint keeps it.
+    assert get_llm("openai:m@http://127.0.0.1:1/v1", n_ctx=512).n_ctx == 512  # type: ignore[attr-defined]
 
 
 def test_openai_without_key_is_config_error() -> None:

@@ -25,7 +25,7 @@ from ragsieve.index import Index, IndexConfig
 from ragsieve.llm.cost import llm_cost
 from ragsieve.methods import get_method, known_methods, parse_methods
 from ragsieve.methods.naive import NaiveMethod
-from ragsieve.methods.sage import SageConfig, SageMethod
+from ragsieve.methods.sage import SageConfig, SageMethod, scaled_min_k
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.types import Answer
 
@@ -68,13 +68,16 @@ def test_registry_options_and_config_defaults(index: Index) -> None:
     m = get_method("sage", index, k=10, budget=None, retriever="dense", reranker=None)
     assert isinstance(m, SageMethod)
     c = m.config
-    assert (c.N, c.min_k, c.g, c.fs, c.max_rounds, c.feedback) == (30, 7, 0.3, 9, 3, True)
+    # min_k: the paper's 7 chunks of ~100 tokens, in this index's ~40-token chunks.
+    mean = index.manifest["n_tokens"] / index.manifest["n_chunks"]
+    assert 30 > c.min_k == scaled_min_k(mean, 30) == round(700 / mean) > 7
+    assert (c.N, c.g, c.fs, c.max_rounds, c.feedback) == (30, 0.3, 9, 3, True)
     assert c.reranker == DEFAULT_RERANKER  # reranker=None from the CLI means "the default"
     # eval-style NAME[key=value] specs reach SageConfig; "n"/"candidates" spell N.
     (spec,) = parse_methods("sage[feedback=false,min_k=4,g=0.5,n=20,selection=top-k]")
     c = get_method(spec.name, index, **spec.options).config
     assert (c.feedback, c.min_k, c.g, c.N, c.selection) == (False, 4, 0.5, 20, "top-k")
-    assert m.config_dict()["min_k"] == 7
+    assert m.config_dict()["min_k"] == m.config.min_k > 7
     for bad in ({"feeback": False}, {"g": 2.0}, {"fs": 11}, {"selection": "mcts"}, {"N": 0}):
         with pytest.raises(ConfigError):
             get_method("sage", index, **bad)
@@ -218,7 +221,7 @@ def test_paper_step_that_leaves_the_context_unchanged_stops(
     script, url = scripted
     script.feedback = ["Evaluation Score: 3\nContext Adjustment: -1"]
     # min_k 7 -> 6 re-cuts to the same 30 chunks: asking again would repeat the same call.
-    m = SageMethod(index, SageConfig(g=1.0, feedback_step="min_k"))
+    m = SageMethod(index, SageConfig(min_k=7, g=1.0, feedback_step="min_k"))
     ans = m.ask(QUESTION, scripted_llm(url))
     assert script.kinds() == ["answer", "feedback"]
     assert ans.trace["feedback"]["stop"] == "unchanged"
@@ -279,6 +282,13 @@ def test_eval_with_an_llm_runs_the_feedback_loop(
     assert row["prompt_tokens"] == 100 + 101 + 200 + 201  # feedback calls are paid for
     assert row["n_chunks"] == 2  # round 1 (score 2) beats round 2 (score 2, later)
     assert row["prediction"] == "answer 0"
+
+
+def test_min_k_scales_with_the_index_chunk_size() -> None:
+    """7 paper chunks of ~100 tokens: 4 fixed 200-token chunks, 7 SAGE segments, 1 paragraph
+    of 512 tokens, never more than N."""
+    assert [scaled_min_k(t, 30) for t in (200, 100, 512, 40)] == [4, 7, 1, 18]
+    assert scaled_min_k(10, 12) == 12 and scaled_min_k(0, 30) == 7
 
 
 def test_cli_ask_method_sage_json(tmp_path: Path, scripted: tuple[Script, str]) -> None:

@@ -51,7 +51,7 @@ def test_each_spec_becomes_its_typed_config(name: str, method_specs: dict[str, s
 def test_unknown_keys_and_wrong_types_are_one_line_errors_naming_the_valid_keys() -> None:
     with pytest.raises(ConfigError, match=r"unknown option\(s\) flor for full: valid keys are N, "):
         check_spec("full[flor=0.5]")
-    with pytest.raises(ConfigError, match=r"sage: min_k must be int, got True; valid keys"):
+    with pytest.raises(ConfigError, match=r"sage: min_k must be int or none, got True; valid keys"):
         check_spec("sage[min_k=true]")
     with pytest.raises(ConfigError, match=r"naive: k must be int, got 2.5"):
         check_spec("naive[k=2.5]")

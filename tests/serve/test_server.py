@@ -90,7 +90,7 @@ def test_health(server: Server, sample_index_dir: Path) -> None:
     }
     assert body["chunks"] > 0
     # Loaded before listening: the torch-free query embedder, the LLM, the default method.
-    assert body["loaded"][:3] == ["query embedder minilm-onnx", "llm local", "method naive"]
+    assert body["loaded"][:3] == ["query embedder minilm-onnx", "llm local", "method tagger"]
 
 
 def test_search_matches_the_python_api(server: Server, sample_index_dir: Path) -> None:
@@ -112,7 +112,12 @@ def test_search_matches_the_python_api(server: Server, sample_index_dir: Path) -
 def test_ask_with_the_local_llm(server: Server) -> None:
     r = httpx.post(
         server.url + "/ask",
-        json={"question": "Who found the Rosetta Stone?", "k": 2, "max_tokens": 32},
+        json={
+            "question": "Who found the Rosetta Stone?",
+            "method": "naive",
+            "k": 2,
+            "max_tokens": 32,
+        },
         timeout=120,
     )
     assert r.status_code == 200, r.text
@@ -131,6 +136,7 @@ def test_ask_with_the_local_llm(server: Server) -> None:
         server.url + "/ask",
         json={
             "question": "Who found the Rosetta Stone?",
+            "method": "naive",
             "k": 2,
             "max_tokens": 32,
             "total_budget": body["trace"]["llm"]["call_tokens"][0]["estimate"] - 1,

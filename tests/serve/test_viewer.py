@@ -214,3 +214,34 @@ def test_token_entered_in_the_page(page: Any, locked: Server) -> None:
     page.fill("#question", Q)
     assert click_and_wait(page, "#explain", "/explain").status == 200
     assert page.evaluate("document.body.dataset.state") == "done"
+
+
+def test_a_running_clock_and_a_jump_to_the_kept_evidence(page: Any, viewer: str) -> None:
+    """While a request runs the status counts seconds; afterwards one click brings the first
+    kept unit into view (a small window, so it starts off screen), and each document says
+    under which heading its kept units sit."""
+    page.set_viewport_size({"width": 1200, "height": 420})
+    page.goto(viewer + "/")
+    page.evaluate(
+        """() => { window.seen = [];
+        new MutationObserver(() => window.seen.push(document.getElementById('status')
+          .textContent)).observe(document.getElementById('status'),
+          {childList: true, characterData: true, subtree: true}); }"""
+    )
+    page.fill("#question", Q)
+    page.select_option("#method", "tagger")
+    res = click_and_wait(page, "#explain", "/explain")
+    assert res.status == 200, res.text()
+    seen = page.evaluate("window.seen")
+    assert any(s.startswith("Explaining: ") and s.endswith(" s") for s in seen), seen
+    assert page.is_visible("#jump")
+    in_view = """() => { const r = document.querySelector('#documents .cand.kept')
+        .getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight; }"""
+    assert not page.evaluate(in_view)
+    page.click("#jump")
+    assert page.evaluate(in_view)
+    head = page.text_content("#documents article h3")
+    assert "kept on Decipherment" in head and "jump to kept" in head
+    where = page.get_attribute("#documents .cand.kept", "data-where")
+    assert where == "Decipherment"
+    assert page.errors == []

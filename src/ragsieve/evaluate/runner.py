@@ -187,6 +187,8 @@ def run_eval(
         per_q: list[dict[str, Any]] = []
         timings: list[dict[str, float]] = []
         t_method = time.perf_counter()
+        if progress:
+            progress(spec.label, 0, len(questions))
         for start in range(0, len(questions), batch):
             chunk_q = questions[start : start + batch]
             retrievals = method.retrieve(
@@ -233,6 +235,8 @@ def run_eval(
                 row["timings"] = t
                 timings.append(t)
                 per_q.append(row)
+                if progress and llm is not None:  # answering is the slow part: per question
+                    progress(spec.label, len(per_q), len(questions))
             if progress:
                 progress(spec.label, min(start + batch, len(questions)), len(questions))
         agg = aggregate(per_q)

@@ -33,7 +33,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -257,6 +257,22 @@ def lost_manifest_message(where: object) -> str:
         f"{where} holds Lance tables but no {MANIFEST} (its manifest was lost): recover it "
         f"with `ragsieve repair --index {where}`, or rebuild it from scratch with "
         f"`ragsieve index PATHS --index {where} --force`"
+    )
+
+
+def config_mismatch(where: object, built: IndexConfig, asked: IndexConfig) -> str:
+    """The one-line refusal of a write whose settings differ from the index's: every setting
+    that differs, over both configurations' keys (a sentence table asked of an index without one
+    names ``sentences``), and both ways forward."""
+    old, new = built.to_dict(), asked.to_dict()
+    keys = [k for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
+    if not keys:  # equal as written down, different as objects: name every field
+        old, new = asdict(built), asdict(asked)
+        keys = [k for k in old if old[k] != new[k]]
+    what = ", ".join(f"{k}={old.get(k, '(unset)')} (asked {new.get(k, '(unset)')})" for k in keys)
+    return (
+        f"index {where} was built with {what}; use a new --index directory, or rebuild this "
+        "one with --force"
     )
 
 
@@ -491,13 +507,7 @@ class Index:
         idx = cls.open(path, storage_options)
         idx.lock_wait, idx.on_lock_wait = wait, on_wait or _log.warning
         if config is not None and config != idx.config:
-            diff = {
-                k: (v, config.to_dict()[k])
-                for k, v in idx.config.to_dict().items()
-                if config.to_dict()[k] != v
-            }
-            what = ", ".join(f"{k}={a} (asked {b})" for k, (a, b) in diff.items())
-            raise ConfigError(f"index {p} was built with {what}; use a new --index directory")
+            raise ConfigError(config_mismatch(p, idx.config, config))
         return idx
 
     # ------------------------------------------------------------------ reading
@@ -617,6 +627,13 @@ class Index:
     def document_hashes(self) -> dict[str, str]:
         """doc_id -> sha256 of its text, at the committed version."""
         return self.document_hashes_from(self.documents_table)
+
+    def documents(self) -> list[dict[str, Any]]:
+        """Every document at the committed version: ``doc_id``, ``title``, ``source``,
+        ``n_chars``, ``n_chunks`` (no texts), in id order (``info --documents``, index sync)."""
+        cols = ["doc_id", "title", "source", "n_chars", "n_chunks"]
+        rows = self.documents_table.to_table(columns=cols).to_pylist()
+        return sorted(rows, key=lambda r: r["doc_id"])
 
     def get_document(self, doc_id: str) -> Document | None:
         rows = self.documents_table.to_table(
@@ -823,19 +840,29 @@ class Index:
         total_chunks = total_tokens = 0
         pending_chunks: list[Chunk] = []
         pending_docs: list[tuple[Document, int]] = []
-        done_docs = 0
+        done_docs = written_docs = 0
+        n_docs = len(docs)
 
         def flush() -> None:
-            nonlocal total_chunks, total_tokens
+            nonlocal total_chunks, total_tokens, written_docs
             if not pending_docs:
                 return
             # Slices bound the memory of one huge document (a 20 MB file is ~40,000 chunks).
+            # Progress counts chunks embedded, then documents whose sentence rows are written
+            # (the long stages: one slice is 256 chunks).
             for i in range(0, len(pending_chunks), WRITE_BATCH_CHUNKS):
                 part = pending_chunks[i : i + WRITE_BATCH_CHUNKS]
+                if progress:
+                    progress("embed chunks", total_chunks + i, total_chunks + len(pending_chunks))
                 vecs = embedder.embed([c.text for c in part])
                 tables[CHUNKS].add(_chunks_to_arrow(part, vecs, self.manifest["dim"]))
                 _fault("after_chunks_write")
+            if progress:
+                n = total_chunks + len(pending_chunks)
+                progress("embed chunks", n, n)
             if SENTENCES in tables:
+                if progress:
+                    progress("sentence table", written_docs, n_docs)
                 by_doc: dict[str, list[Chunk]] = {}
                 for c in pending_chunks:
                     by_doc.setdefault(c.doc_id, []).append(c)
@@ -852,6 +879,9 @@ class Index:
                     _fault("after_sentences_write")
             tables[DOCUMENTS].add(_docs_to_arrow(pending_docs))
             _fault("after_documents_write")
+            written_docs += len(pending_docs)
+            if progress and SENTENCES in tables:
+                progress("sentence table", written_docs, n_docs)
             total_chunks += len(pending_chunks)
             total_tokens += sum(c.n_tokens for c in pending_chunks)
             pending_chunks.clear()
@@ -866,7 +896,7 @@ class Index:
             if len(pending_chunks) >= WRITE_BATCH_CHUNKS:
                 flush()
             if progress:
-                progress("index", done_docs, len(docs))
+                progress("read and chunk", done_docs, n_docs)
         flush()
         return total_chunks, total_tokens
 

@@ -94,6 +94,7 @@ class OpenAICompatLLM:
         max_backoff: float = MAX_BACKOFF,
         extra_body: dict[str, Any] | None = None,
         name: str | None = None,
+        n_ctx: int | None = None,
     ) -> None:
         if not model:
             raise ConfigError("OpenAI-compatible LLM needs a model name")
@@ -110,6 +111,11 @@ class OpenAICompatLLM:
             raise ConfigError(
                 f"no API key for {base_url}: set RAGSIEVE_LLM_API_KEY or OPENAI_API_KEY"
             )
+        if n_ctx is not None and n_ctx < 16:
+            raise ConfigError(f"n_ctx must be at least 16, got {n_ctx}")
+        #: The served model's context window when the user named it (``--llm-ctx``): contexts
+        #: are then trimmed to fit it (ragsieve.llm.budget); None: unknown, nothing trimmed.
+        self.n_ctx = n_ctx
         self.model = model
         self.base_url = base_url
         self.url = base_url + "/chat/completions"

@@ -7,7 +7,7 @@ Linker, LLM) built from a typed config, one module per method, registered explic
 """
 
 from ragsieve.methods.base import Method, MethodDef, Retrieval, generate_answer
-from ragsieve.methods.registry import METHODS, known_methods
+from ragsieve.methods.registry import DEFAULT_METHOD, METHODS, known_methods
 from ragsieve.methods.spec import (
     RUN_KEYS,
     MethodSpec,
@@ -21,6 +21,7 @@ from ragsieve.methods.spec import (
 )
 
 __all__ = [
+    "DEFAULT_METHOD",
     "METHODS",
     "RUN_KEYS",
     "Method",

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragsieve.errors import ConfigError, InputError
-from ragsieve.llm.budget import PromptBudget
+from ragsieve.llm.budget import PromptBudget, llm_window
 from ragsieve.llm.cost import DEFAULT_PRICE_IN_PER_M, DEFAULT_PRICE_OUT_PER_M, llm_cost
 from ragsieve.rerank.base import Reranker, rerank
 from ragsieve.retrieve.base import DocFilter, Retriever
@@ -199,7 +199,9 @@ class Method:
         ``label`` names the method in the answer (an evaluation spec label).
         ``total_budget`` bounds the prompt tokens of every LLM call for this question
         (:mod:`ragsieve.llm.budget`): the first context is trimmed to fit, and feedback stops
-        before a call that would not fit.
+        before a call that would not fit. The LLM's own context window (``n_ctx``, when the
+        backend knows it) bounds every call the same way: the context is trimmed, lowest score
+        first, until prompt and answer fit (``trace["window_cap"]``), whatever ``--budget``.
         """
         if total_budget is not None and (
             not isinstance(total_budget, int) or isinstance(total_budget, bool) or total_budget < 1
@@ -212,7 +214,7 @@ class Method:
             "price_in_per_m": price_in_per_m,
             "price_out_per_m": price_out_per_m,
             "config": self.config_dict(),
-            "prompt_budget": PromptBudget(total_budget),
+            "prompt_budget": PromptBudget(total_budget, window=llm_window(llm)),
         }
         first = generate_answer(name, r, llm, **gen_kw)
         loop = getattr(self, "feedback", None)
@@ -236,9 +238,9 @@ def generate_answer(
     With a bounded ``prompt_budget`` the lowest-scored chunks are dropped until the prompt
     fits what is left of it (``trace["total_budget_cap"]``); the call is recorded there.
     """
-    budget = prompt_budget if prompt_budget is not None else PromptBudget()
+    budget = prompt_budget if prompt_budget is not None else PromptBudget(window=llm_window(llm))
     timings = dict(r.timings)
-    messages, context, dropped = fit_prompt(r, options, budget)
+    messages, context, dropped = fit_prompt(r, options, budget, max_tokens)
     stop = timed(timings, "generate")
     gen = llm.generate(messages, max_tokens=max_tokens, temperature=0.0)
     stop()
@@ -256,10 +258,17 @@ def generate_answer(
             **budget.trace(),
         },
     }
-    if dropped:
+    if dropped["total"] or dropped["window"]:
         trace["selected"] = [s.chunk.id for s in context.chunks]
         trace["context_tokens"] = context.n_tokens
-        trace["total_budget_cap"] = {"total_budget": budget.total, "dropped": dropped}
+    if dropped["total"]:
+        trace["total_budget_cap"] = {"total_budget": budget.total, "dropped": dropped["total"]}
+    if dropped["window"]:
+        trace["window_cap"] = {
+            "n_ctx": budget.window,
+            "max_tokens": max_tokens,
+            "dropped": dropped["window"],
+        }
     return Answer(
         question=r.question,
         text=gen.text.strip(),
@@ -273,29 +282,44 @@ def generate_answer(
 
 
 def fit_prompt(
-    r: Retrieval, options: list[str] | None, budget: PromptBudget
-) -> tuple[list[dict[str, str]], Context, int]:
+    r: Retrieval, options: list[str] | None, budget: PromptBudget, max_tokens: int = 0
+) -> tuple[list[dict[str, str]], Context, dict[str, int]]:
     """The answer prompt for ``r``, its context trimmed (lowest score first) until the prompt
-    fits ``budget``; returns the messages, the context and the number of chunks dropped.
-    ConfigError when not even the question fits."""
+    fits ``budget`` and, with a ``max_tokens`` answer, the LLM's window; returns the messages,
+    the context and the chunks dropped for each (``total``, ``window``). ConfigError when not
+    even the question fits."""
     from ragsieve.llm.prompts import build_answer_messages
 
     chunks = list(r.context.chunks)
-    dropped = 0
+    dropped = {"total": 0, "window": 0}
     while True:
         messages = build_answer_messages(r.question, [s.chunk.text for s in chunks], options)
-        if budget.room(messages):
+        cause = (
+            "total"
+            if not budget.room(messages)
+            else "window"
+            if not budget.fits_window(messages, max_tokens)
+            else None
+        )
+        if cause is None:
             break
-        if not chunks:
+        if not chunks and cause == "total":
             raise ConfigError(
                 f"total budget {budget.total} leaves {budget.total - budget.spent} tokens, "
                 f"fewer than the question's prompt alone ({budget.estimate(messages)}): "
                 "raise --total-budget"
             )
+        if not chunks:
+            raise ConfigError(
+                f"the LLM's context window ({budget.window} tokens) cannot hold the question's "
+                f"prompt ({budget.estimate(messages)}) and a {max_tokens}-token answer: raise "
+                "--llm-ctx or lower --max-tokens"
+            )
         worst = min(range(len(chunks)), key=lambda i: (chunks[i].score, -i))
         chunks.pop(worst)
-        dropped += 1
-    return messages, (make_context(chunks) if dropped else r.context), dropped
+        dropped[cause] += 1
+    trimmed = dropped["total"] or dropped["window"]
+    return messages, (make_context(chunks) if trimmed else r.context), dropped
 
 
 def first_stage(

@@ -6,7 +6,10 @@ adjustment -1/+1):
 * score >= ``fs``: accept (stop ``accepted``);
 * otherwise move ``min_k`` by the adjustment (``feedback_step``), re-run the method's cut over
   the same ranked candidates and answer again; the next round judges that answer. At most
-  ``max_rounds`` judgements, so the last answer generated is always judged (``max_rounds``);
+  ``max_rounds`` judgements, so the last answer generated is always judged (``max_rounds``); a
+  judgement whose prompt would overflow the LLM's context window is shown the context less its
+  lowest-scored units (``judge_window_dropped`` in the round), and stops the loop (``window``)
+  only when not even the question and the answer fit;
 * a reply without a readable score stops the loop and keeps the current answer (``unparsed``);
   a score without an adjustment stops it too (``no_adjustment``); an adjustment that leaves the
   candidate range stops it (``bounds``), and so does one whose re-cut gives a context already
@@ -87,6 +90,7 @@ class _Run:
     judged: list[Answer] = field(default_factory=list)
     scores: list[int | None] = field(default_factory=list)
     seen: set[tuple[str, ...]] = field(default_factory=set)
+    window_stop: bool = False
 
 
 def _round_record(rnd: int, min_k: int, max_k: int | None, cur: Answer, gen: Any, fb: Any) -> dict:
@@ -129,7 +133,7 @@ class SelfFeedback:
         for rnd in range(1, c.max_rounds + 1):
             fb = self._judge(r, st, rnd, min_k, max_k, llm, gen_kw)
             if fb is None:
-                reason = "budget"
+                reason = "window" if st.window_stop else "budget"
                 break
             reason = self._verdict(fb, rnd)
             if reason:
@@ -163,10 +167,22 @@ class SelfFeedback:
         """Judge the current answer; None when the budget cannot hold the judgement (with
         room for one more answer, unless this is the last round)."""
         cur = st.current
-        messages = build_feedback_messages(
-            r.question, [s.chunk.text for s in cur.context.chunks], cur.text, gen_kw["options"]
-        )
         budget: PromptBudget = gen_kw["prompt_budget"]
+        # The judgement reads the context again beside the answer: where that overflows the
+        # LLM's window, the judge sees the context less its lowest-scored units.
+        shown = list(cur.context.chunks)
+        judge_dropped = 0
+        while True:
+            messages = build_feedback_messages(
+                r.question, [s.chunk.text for s in shown], cur.text, gen_kw["options"]
+            )
+            if budget.fits_window(messages, self.c.feedback_max_tokens) or not shown:
+                break
+            shown.pop(min(range(len(shown)), key=lambda i: (shown[i].score, -i)))
+            judge_dropped += 1
+        if not budget.fits_window(messages, self.c.feedback_max_tokens):
+            st.window_stop = True  # not even the question and the answer fit the window
+            return None
         reserve = cur.usage.prompt_tokens if rnd < self.c.max_rounds else 0
         if not budget.room(messages, reserve):
             return None
@@ -177,6 +193,8 @@ class SelfFeedback:
         st.feedback_usage = st.feedback_usage + gen.usage
         fb = parse_feedback(gen.text)
         st.rounds.append(_round_record(rnd, min_k, max_k, cur, gen, fb))
+        if judge_dropped:
+            st.rounds[-1]["judge_window_dropped"] = judge_dropped
         st.judged.append(cur)
         st.scores.append(fb.score)
         return fb

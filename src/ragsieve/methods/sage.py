@@ -3,7 +3,7 @@ let the LLM's self-feedback widen or narrow the context (see docs/sage.md)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ragsieve.errors import ConfigError
@@ -19,6 +19,22 @@ if TYPE_CHECKING:
     from ragsieve.index import Index
 
 SAGE_SELECTIONS = ("gradient", "top-k")
+
+#: SAGE's ``min_k`` (7) counts the paper's segments. Our implementation of its segmentation
+#: (``--chunker sage``) cuts QASPER papers into segments of 92-119 tokens on average (median
+#: 76-87; three validation papers, ``ragsieve segment``), so a paper chunk is taken as 100
+#: tokens and the default ``min_k`` keeps about 700 tokens' worth of the index's own chunks.
+PAPER_MIN_K = 7
+PAPER_CHUNK_TOKENS = 100
+
+
+def scaled_min_k(mean_chunk_tokens: float, n: int) -> int:
+    """SAGE's ``min_k`` for an index whose chunks average ``mean_chunk_tokens``: 7 paper
+    chunks' worth of them (4 on fixed 200-token chunks, 7 on SAGE segments), within 1..``n``."""
+    if mean_chunk_tokens <= 0:
+        return min(PAPER_MIN_K, n)
+    k = int(PAPER_MIN_K * PAPER_CHUNK_TOKENS / mean_chunk_tokens + 0.5)
+    return max(1, min(n, k))
 
 
 def _is_int(value: Any) -> bool:
@@ -37,8 +53,9 @@ class SageConfig:
 
     #: Candidates fetched from the index and scored by the reranker.
     N: int = 30
-    #: Minimum number of chunks the gradient cut keeps.
-    min_k: int = 7
+    #: Minimum number of chunks the gradient cut keeps. None (default): the paper's 7, scaled
+    #: to the index's mean chunk size (:func:`scaled_min_k`); a number is taken as it is.
+    min_k: int | None = None
     #: Gradient threshold: the cut ends at the first relative score drop larger than ``g``.
     g: float = 0.3
     #: Feedback score (1-10) at or above which an answer is accepted.
@@ -62,9 +79,14 @@ class SageConfig:
 
     def __post_init__(self) -> None:
         for name in ("N", "min_k", "fs", "max_rounds", "feedback_max_tokens"):
-            if not _is_int(getattr(self, name)):
-                raise ConfigError(f"{name} must be an integer, got {getattr(self, name)!r}")
-        if self.N < 1 or self.min_k < 1 or self.feedback_max_tokens < 1:
+            value = getattr(self, name)
+            if not _is_int(value) and not (name == "min_k" and value is None):
+                raise ConfigError(f"{name} must be an integer, got {value!r}")
+        if (
+            self.N < 1
+            or (self.min_k is not None and self.min_k < 1)
+            or self.feedback_max_tokens < 1
+        ):
             raise ConfigError("N, min_k and feedback_max_tokens must be at least 1")
         if not isinstance(self.g, int | float) or not 0.0 <= self.g <= 1.0:
             raise ConfigError(f"g is a relative drop and must be in [0, 1], got {self.g!r}")
@@ -102,8 +124,19 @@ class SageMethod(StagedMethod):
 
     def __init__(self, index: Index, config: SageConfig | None = None) -> None:
         super().__init__(index)
-        self.config = config or SageConfig()
-        c = self.config
+        c = config or SageConfig()
+        self.min_k_scaled: dict[str, Any] | None = None
+        if c.min_k is None:
+            m = index.manifest
+            mean = m["n_tokens"] / m["n_chunks"] if m.get("n_chunks") else 0.0
+            c = replace(c, min_k=scaled_min_k(mean, c.N))
+            self.min_k_scaled = {
+                "paper_min_k": PAPER_MIN_K,
+                "paper_chunk_tokens": PAPER_CHUNK_TOKENS,
+                "index_mean_chunk_tokens": round(mean, 1),
+                "min_k": c.min_k,
+            }
+        self.config = c
         self.retriever = get_retriever(c.retriever, index)
         self.reranker = get_reranker(c.reranker, index.config.embedder)
         self.feedback = (
@@ -122,7 +155,10 @@ class SageMethod(StagedMethod):
 
     def trace_info(self) -> dict[str, Any]:
         c = self.config
-        return {"retriever": c.retriever, "reranker": c.reranker, "N": c.N}
+        info: dict[str, Any] = {"retriever": c.retriever, "reranker": c.reranker, "N": c.N}
+        if self.min_k_scaled is not None:
+            info["min_k_scaled"] = self.min_k_scaled
+        return info
 
 
 SAGE = MethodDef(

@@ -60,7 +60,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ragsieve.errors import ConfigError, IndexStoreError, InputError, LLMError, RagsieveError
 from ragsieve.index import Index
 from ragsieve.index.store import MANIFEST
-from ragsieve.methods import Method, MethodSpec, Retrieval
+from ragsieve.methods import DEFAULT_METHOD, Method, MethodSpec, Retrieval
 from ragsieve.types import scored_json
 
 log = logging.getLogger("ragsieve.serve")
@@ -135,8 +135,8 @@ class ExplainRequest(BaseModel):
         None,
         min_length=1,
         max_length=MAX_SPEC_CHARS,
-        description="A method spec: naive, sage, carrot, pareto, saki, full, 'full[unit=passage]' "
-        "(default: the server's --config, else naive).",
+        description="A method spec: tagger, naive, sage, carrot, pareto, saki, full, "
+        "'full[unit=passage]' (default: the server's --config, else tagger).",
     )
     k: int = Field(10, ge=1, le=MAX_K, description="Chunks in the context (top-k).")
     budget: int | None = Field(
@@ -326,7 +326,7 @@ class ServerState:
         rerankers: Sequence[str] | None = DEFAULT_RERANKERS,
         reload_interval: float = DEFAULT_RELOAD_INTERVAL,
         preload: bool = True,
-        default_method: str | MethodSpec = "naive",
+        default_method: str | MethodSpec = DEFAULT_METHOD,
     ) -> None:
         from ragsieve.llm import get_llm
 
@@ -541,7 +541,7 @@ def create_app(
     reload_interval: float = DEFAULT_RELOAD_INTERVAL,
     max_body_bytes: int = MAX_BODY_BYTES,
     preload: bool = True,
-    default_method: str | MethodSpec = "naive",
+    default_method: str | MethodSpec = DEFAULT_METHOD,
 ) -> FastAPI:
     """The ragsieve HTTP API over the index at ``index_dir``.
 

@@ -55,6 +55,15 @@ def serve(
     llm: Annotated[
         str, typer.Option(help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b.")
     ] = "local",
+    llm_ctx: Annotated[
+        int | None,
+        typer.Option(
+            "--llm-ctx",
+            min=16,
+            help="The LLM's context window in tokens (local default 4096); contexts are "
+            "trimmed to fit it.",
+        ),
+    ] = None,
     llm_timeout: Annotated[
         float | None, typer.Option(min=0.1, help="openai: seconds per LLM request.")
     ] = None,
@@ -95,13 +104,17 @@ def serve(
     logging.basicConfig(
         level=level.upper(), format="%(levelname)s:     %(name)s: %(message)s", stream=sys.stderr
     )
-    default_method = "naive"
+    from ragsieve.methods import DEFAULT_METHOD
+
+    default_method: Any = DEFAULT_METHOD
     if config is not None:
         from ragsieve.methods import check_spec, spec_from_toml
 
         default_method = check_spec(spec_from_toml(config))
     _check_port(host, port)
     llm_options: dict[str, Any] = {}
+    if llm_ctx is not None:
+        llm_options["n_ctx"] = llm_ctx
     if llm_timeout is not None:
         llm_options["timeout"] = llm_timeout
     if llm_retries is not None:
