@@ -20,7 +20,8 @@ Naive: the pool's passages in dense (MiniLM) order, whole, while they fit the bu
 Printed per point: tokens (cl100k, the kept sentences joined), x naive, evidence recall
 (gold sentences kept), answer recall (yes/no questions left out), and the token compression of
 gold and of distractor passages separately (OpenProvence's report). The default is the point
-with the fewest tokens whose dev answer recall stays at naive's.
+with the fewest tokens whose dev answer recall stays at naive's (within one question:
+``TOLERANCE``).
 """
 
 from __future__ import annotations
@@ -235,16 +236,26 @@ def sweep(
     return out
 
 
-def choose(result: dict) -> tuple[float, float]:
+#: How far below naive a dev set's answer recall may fall and still count as "at naive's": one
+#: question in 100 (the dev sets hold 95 and 100; a single question is within their noise).
+TOLERANCE = 0.01
+
+
+def choose(result: dict, tolerance: float = TOLERANCE) -> tuple[float, float]:
     """The point with the fewest mean tokens (over the sets) whose answer recall on every set
-    stays at or above naive's; if none does, the one with the best answer recall."""
+    stays at naive's (within ``tolerance``); if none does, the best answer recall. With
+    ``tolerance=0`` the shipped model's dev sweep picks 0.2/0.5, which keeps the same HotpotQA
+    tokens at 0.045 less answer recall than 0.3/0.3 (BENCHMARKS.md)."""
     sets = result["sets"].values()
     keys = list(next(iter(sets))["points"])
-    ok = [
-        k
-        for k in keys
-        if all(s["points"][k]["answer_recall"] >= s["naive"]["answer_recall"] for s in sets)
-    ]
+
+    def at_naive(k: str) -> bool:
+        return all(
+            s["points"][k]["answer_recall"] >= s["naive"]["answer_recall"] - tolerance - 1e-9
+            for s in sets
+        )
+
+    ok = [k for k in keys if at_naive(k)]
     if ok:
         best = min(ok, key=lambda k: np.mean([s["points"][k]["tokens"] for s in sets]))
     else:
