@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -264,3 +265,22 @@ def test_the_shipped_tagger_read_back_into_torch_scores_as_its_onnx_file(
     ranks = [np.argsort(np.argsort(x)) for x in (mine_arr, theirs_arr)]
     assert np.corrcoef(*ranks)[0, 1] > 0.9  # Spearman's rank correlation
     assert float(np.abs(mine_arr - theirs_arr).max()) < 0.2
+
+
+def test_a_fit_json_from_before_the_harness_still_exports() -> None:
+    """``python -m ragsieve.tag.train export`` reads the ``config`` of a ``fit.json`` written
+    on a GPU machine before the harness (run options beside the recipe) and of one written
+    now; an unknown option is a one-line error."""
+    from ragsieve.errors import ConfigError
+    from ragsieve.tag.train import DEFAULT_RUN, TaggerTrainConfig, split_config
+
+    recipe = asdict(TaggerTrainConfig())
+    before = {**recipe, "seed": 13, "threads": 8, "device": "cuda", "time_limit_min": 5.0}
+    before["checkpoint_every"] = 100
+    cfg, opts = split_config(before)
+    assert asdict(cfg) == recipe and isinstance(cfg.sizes, SourceSizes)
+    assert opts == RunOptions(seed=13, device="cuda", threads=8, time_limit_min=5.0)
+    cfg, opts = split_config({**recipe, "batch_size": 4})
+    assert cfg.batch_size == 4 and opts == DEFAULT_RUN
+    with pytest.raises(ConfigError, match="unknown tagger training option"):
+        split_config({**recipe, "learning_rate": 1e-4})

@@ -57,6 +57,7 @@ from ragsieve.training import (
     card_section,
     data_hashes,
     quantize_int8_per_channel,
+    require_onnx,
     run_record,
     torch_device,
 )
@@ -673,10 +674,7 @@ def train(
     """Build the data, train (or resume), export fp32 + int8 ONNX, score the dev split and
     write the config and the model card."""
     cfg = cfg or TaggerTrainConfig()
-    try:  # checked first: a missing exporter must not cost a 30-minute run
-        import onnx  # noqa: F401
-    except ImportError as e:
-        raise ConfigError("train-tagger needs onnx: pip install 'ragsieve[train]'") from e
+    require_onnx("train-tagger")  # first: a missing exporter must not cost a 30-minute run
     torch_device(opts.device)
     train_ex, dev, hashes = prepare(data_dir, cfg, log, opts)
     net, stats = fit(train_ex, cfg, out_dir, log, opts)
