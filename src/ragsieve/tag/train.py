@@ -568,7 +568,7 @@ def model_card(info: dict[str, Any]) -> str:
     )
     left_out = ", ".join(cfg["leave_out"]) or "none"
     teacher = (
-        f"{cfg['distill_weight']} x MSE of the passage logit to the shipped reranker's"
+        f"{cfg['distill_weight']} x MSE between the passage logit and the shipped reranker's"
         if cfg["teacher"] != "none" and cfg["distill_weight"]
         else "no teacher"
     )
@@ -713,7 +713,7 @@ def _fit_record(fitted: dict[str, Any], opts: RunOptions, hashes: dict[str, str]
     if opts.device == "cuda" and not str(device).startswith("cuda"):
         device = f"cuda ({device})"  # fit.json before the harness: the GPU's name alone
     record["device"] = device
-    record["torch"] = torch_version or record["torch"]
+    record["torch"] = torch_version or "not recorded (fit.json before the harness)"
     return record
 
 
