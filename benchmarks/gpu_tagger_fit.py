@@ -3,7 +3,8 @@ ragsieve's index dependencies (a lent GPU machine: torch, transformers, tokenize
 no LanceDB). ``ragsieve/__init__`` imports the index, so the package is registered without
 running it; ``ragsieve.tag.train`` itself needs none of it.
 
-    python3 benchmarks/gpu_tagger_fit.py fit --examples .gpu/examples.jsonl.xz --device cuda --out OUT
+    python3 benchmarks/gpu_tagger_fit.py fit --examples .gpu/examples.jsonl.xz \
+        --device cuda --out OUT [--time-limit MIN] [--seed N] [--set KEY=VALUE ...]
 """
 
 from __future__ import annotations

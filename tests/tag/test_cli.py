@@ -67,8 +67,17 @@ def test_prune_command_on_files(tmp_path: Path, corpus_dir: Path) -> None:
 
 
 def test_train_tagger_bad_options_are_one_line(tmp_path: Path) -> None:
-    p = run("train-tagger", "--out", str(tmp_path / "t"), "--leave-out", "wikipedia")
-    assert_one_line_error(p, 2, "unknown source")
+    from ragsieve.tag.data import SOURCES
+
+    p = run("train-tagger", "--out", str(tmp_path / "t"), "--leave-out", "qed,squad")
+    assert_one_line_error(p, 2, "unknown source 'squad'")  # SQuAD dev is no longer read
+    assert "squad_train" in p.stderr
+    helped = run("train-tagger", "--help")
+    assert helped.returncode == 0
+    for option in ("--seed", "--device", "--time-limit", "--threads", "--data"):
+        assert option in helped.stdout
+    listed = " ".join(helped.stdout.replace("│", " ").split())
+    assert all(name in listed for name in SOURCES)
     p = run("train-tagger", "--out", str(tmp_path / "t"), "--data", str(tmp_path / "none"))
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "t").exists()  # nothing written before the inputs are checked

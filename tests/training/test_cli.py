@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.integration
 
-COMMANDS = ("train-reranker", "train-segmenter", "train-agent")
+COMMANDS = ("train-reranker", "train-segmenter", "train-agent", "train-tagger")
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

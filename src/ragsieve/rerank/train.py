@@ -46,7 +46,6 @@ from ragsieve.data import (
     read_training_json,
     sha256_file,  # noqa: F401  (rerank/fusion.py imports it from here)
 )
-from ragsieve.errors import ConfigError
 from ragsieve.training import (
     Loop,
     RunOptions,
@@ -56,6 +55,7 @@ from ragsieve.training import (
     data_hashes,
     export_onnx,
     quantize_int8_per_channel,
+    require_onnx,
     run_record,
 )
 
@@ -463,10 +463,7 @@ def train(
     """The whole recipe: build data, train (or resume from ``out_dir``), export fp32 + int8
     ONNX and the model card."""
     cfg = cfg or TrainConfig()
-    try:  # checked first: a missing exporter must not cost a 30-minute run
-        import onnx  # noqa: F401
-    except ImportError as e:
-        raise ConfigError("train-reranker needs onnx: pip install 'ragsieve[train]'") from e
+    require_onnx("train-reranker")  # first: a missing exporter must not cost a 30-minute run
     hashes = data_hashes(data_dir, TRAIN_FILES)
     groups = build_training_groups(data_dir, cfg, opts.seed, log)
     by_src: dict[str, int] = {}

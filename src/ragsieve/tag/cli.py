@@ -13,36 +13,36 @@ from typing import Annotated
 import typer
 
 from ragsieve.errors import ConfigError, InputError
-
-
-def _log(msg: str) -> None:
-    sys.stderr.write(msg + "\n")
-    sys.stderr.flush()
+from ragsieve.training.cli import (
+    DataOpt,
+    DeviceOpt,
+    SeedOpt,
+    ThreadsOpt,
+    TimeLimitOpt,
+    log,
+    run_options,
+)
 
 
 def train_tagger(
     out: Annotated[Path, typer.Option("--out", help="Output folder for the trained model.")],
-    data_dir: Annotated[
-        Path | None, typer.Option("--data", help="shared/data folder (default: found).")
-    ] = None,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 13,
-    threads: Annotated[int, typer.Option(min=1, help="torch CPU threads.")] = 2,
+    data_dir: DataOpt = None,
+    seed: SeedOpt = 13,
+    device: DeviceOpt = "cpu",
+    threads: ThreadsOpt = 2,
+    time_limit: TimeLimitOpt = None,
     epochs: Annotated[int, typer.Option(min=1, help="Passes over the training set.")] = 1,
-    time_limit: Annotated[
-        float | None,
-        typer.Option(help="Stop after this many minutes (a checkpoint is kept: rerun resumes)."),
-    ] = None,
     leave_out: Annotated[
         str | None,
         typer.Option(
             help="Comma-separated sources to leave out (ablation): hotpot, hotpot_evidence, "
-            "squad, ircot, musique, qasper, msmarco."
+            "squad_train, qed, ircot, musique, qasper, msmarco."
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the training info.")] = False,
 ) -> None:
-    """Train the evidence tagger from the packaged MiniLM weights on shared/data (CPU, fixed
-    seed, resumable); writes int8 ONNX, config and a model card to --out."""
+    """Train the evidence tagger from the shipped reranker on shared/data (fixed seed, CPU by
+    default, resumable); writes int8 ONNX, config and a model card to --out."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from dataclasses import replace
 
@@ -50,17 +50,14 @@ def train_tagger(
     from ragsieve.tag.data import SOURCES, SourceSizes
     from ragsieve.tag.train import TaggerTrainConfig, train
 
-    sizes = SourceSizes()
-    for name in [s.strip() for s in (leave_out or "").split(",") if s.strip()]:
+    names = [s.strip() for s in (leave_out or "").split(",") if s.strip()]
+    for name in names:
         if name not in SOURCES:
             raise ConfigError(f"--leave-out: unknown source {name!r} (one of {', '.join(SOURCES)})")
-        sizes = replace(sizes, **{name: 0})
-    cfg = TaggerTrainConfig(
-        seed=seed, threads=threads, epochs=epochs, time_limit_min=time_limit, sizes=sizes
-    )
-    info = train(
-        out, find_data_dir(data_dir), cfg, log=_log, command="ragsieve " + " ".join(sys.argv[1:])
-    )
+    opts = run_options(seed, device, time_limit, threads)
+    sizes = replace(SourceSizes(), **dict.fromkeys(names, 0))
+    cfg = TaggerTrainConfig(epochs=epochs, leave_out=names, sizes=sizes)
+    info = train(out, find_data_dir(data_dir), cfg, log=log, opts=opts)
     if as_json:
         sys.stdout.write(json.dumps(info, indent=2) + "\n")
     else:

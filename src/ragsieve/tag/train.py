@@ -12,9 +12,12 @@ sentence be kept; binary cross-entropy of the passage head on the passage label.
 labels tokens with an LLM's sentence choices; ours come from the datasets' own gold, so the loss
 is on pooled sentence logits, which is what inference thresholds.)
 
-Resuming: a checkpoint (weights, optimiser, scheduler, step) is written every
-``checkpoint_every`` steps and when the time limit stops the run; rerunning with the same
-``--out`` continues from it with the same batch order. The output folder gets ``model.onnx``
+The run goes through the training harness (``ragsieve.training``): seed, device, threads and
+time limit are its :class:`~ragsieve.training.RunOptions` (:data:`DEFAULT_RUN` for the shipped
+model), the steps its :class:`~ragsieve.training.Loop` (checkpoint every 100 steps and at the
+time limit; a rerun with the same ``--out`` resumes with the same batches and RNG states), the
+export its fp32 ONNX and per-channel int8 quantisation, the card its run section and data
+hashes. :class:`TaggerTrainConfig` is the recipe only. The output folder gets ``model.onnx``
 (int8), ``model_fp32.onnx``, ``tokenizer.json``, ``tagger_config.json``, ``training_info.json``
 and ``MODEL_CARD.md``.
 """
@@ -24,18 +27,16 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ragsieve.data import sha256_file
 from ragsieve.errors import ConfigError, InputError
-from ragsieve.rerank.train import adamw_warmup, base_model_path, export_fp32, mean_pool
+from ragsieve.rerank.train import base_model_path, export_fp32, mean_pool
 from ragsieve.tag.data import (
     SOURCE_FILES,
     UNKNOWN,
@@ -48,8 +49,19 @@ from ragsieve.tag.data import (
     vary_lengths,
 )
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
+from ragsieve.training import (
+    Loop,
+    RunOptions,
+    adamw_warmup,
+    begin,
+    card_section,
+    data_hashes,
+    quantize_int8_per_channel,
+    require_onnx,
+    run_record,
+    torch_device,
+)
 
-CHECKPOINT = "checkpoint.pt"
 #: The reranker's training froze its word embeddings and this many lowest layers.
 RERANKER_FROZEN = 2
 #: Thresholds the dev split is scored at; the default is chosen there (``choose_threshold``).
@@ -58,7 +70,9 @@ DEV_THRESHOLDS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
 
 @dataclass
 class TaggerTrainConfig:
-    seed: int = 13
+    """The recipe; how a run executes (seed, device, threads, time limit, checkpoints) is the
+    harness's :class:`~ragsieve.training.RunOptions` (the shipped model: :data:`DEFAULT_RUN`)."""
+
     max_length: int = 256
     #: Windows per step (OpenProvence: 256; 128 fits the schedule below in one GPU lease).
     batch_size: int = 128
@@ -84,17 +98,33 @@ class TaggerTrainConfig:
     init: str = "reranker"
     #: Share of passages cut to windows of 1-10 sentences (``tag.data.vary_lengths``).
     vary_rate: float = 0.4
-    threads: int = 2
-    #: ``cpu`` (the default; the recipe reproduces, given time) or ``cuda`` (bf16 autocast).
-    device: str = "cpu"
-    time_limit_min: float | None = None
-    checkpoint_every: int = 100
     freeze_embeddings: bool = True
     #: Dev examples scored per source after training (the first ones, in file order).
     dev_per_source: int = 400
     #: Sources whose examples a run skips (ablations: ``["squad_train"]``).
     leave_out: list[str] = field(default_factory=list)
     sizes: SourceSizes = field(default_factory=SourceSizes)
+
+
+#: How the shipped model was run: seed 13, 2 CPU threads (``--device cuda`` for the large runs:
+#: bf16 autocast). CPU stays the default and reproduces the recipe, given time.
+DEFAULT_RUN = RunOptions(seed=13, threads=2)
+#: Run options that older configs (``fit.json`` before the harness) kept beside the recipe.
+RUN_FIELDS = ("seed", "device", "threads", "time_limit_min", "stop_after", "checkpoint_every")
+
+
+def split_config(saved: dict[str, Any]) -> tuple[TaggerTrainConfig, RunOptions]:
+    """A saved ``config`` (the recipe, with or without the run options beside it, as
+    ``fit.json`` keeps them) as a recipe and run options; an unknown key is a one-line error."""
+    recipe = {f.name for f in fields(TaggerTrainConfig)}
+    unknown = sorted(set(saved) - recipe - set(RUN_FIELDS))
+    if unknown:
+        raise ConfigError(f"unknown tagger training option(s): {', '.join(unknown)}")
+    cfg = TaggerTrainConfig(**{k: v for k, v in saved.items() if k in recipe})
+    if isinstance(cfg.sizes, dict):
+        cfg.sizes = SourceSizes(**cfg.sizes)
+    run = {k: v for k, v in saved.items() if k in RUN_FIELDS}
+    return cfg, RunOptions(**{**asdict(DEFAULT_RUN), **run})
 
 
 #: all-MiniLM-L6-v2's architecture (its config.json), so that a network can be built where the
@@ -265,9 +295,9 @@ def _items(enc: PassageEncoder, examples: list[Example]) -> list[_Item]:
     return out
 
 
-def _batches(items: list[_Item], cfg: TaggerTrainConfig) -> list[list[int]]:
+def _batches(items: list[_Item], cfg: TaggerTrainConfig, seed: int) -> list[list[int]]:
     """Length-bucketed batches (windows of 50 batches sorted by length), then shuffled."""
-    rng = random.Random(cfg.seed + 1)
+    rng = random.Random(seed + 1)
     order = list(range(len(items)))
     rng.shuffle(order)
     bucket = cfg.batch_size * 50
@@ -328,17 +358,6 @@ def batch_loss(net: Any, t: dict[str, Any], cfg: TaggerTrainConfig) -> Any:
     return loss + cfg.passage_weight * F.binary_cross_entropy_with_logits(plogit, t["passage"])
 
 
-def torch_device(name: str) -> Any:
-    """``cpu`` or ``cuda``, refusing ``cuda`` with a one-line error where there is none."""
-    import torch
-
-    if name not in ("cpu", "cuda"):
-        raise ConfigError(f"device must be cpu or cuda, got {name!r}")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("--device cuda: no CUDA device is available here (use --device cpu)")
-    return torch.device(name)
-
-
 def _autocast(device: Any) -> Any:
     """bf16 autocast on a GPU; a no-op context on the CPU (fp32, the reproducible recipe)."""
     import contextlib
@@ -370,31 +389,33 @@ def teacher_logits(
                 items[i].teacher = float(v)
 
 
-def train_net(
-    train: list[Example],
-    cfg: TaggerTrainConfig,
-    out_dir: Path,
-    log: Callable[[str], None] = print,
-) -> tuple[Any, dict[str, Any]]:
-    """One or more passes over ``train``; resumes from ``out_dir/checkpoint.pt``."""
-    import torch
-
-    device = torch_device(cfg.device)
-    torch.set_num_threads(cfg.threads)
-    random.seed(cfg.seed)
-    np.random.seed(cfg.seed)
-    torch.manual_seed(cfg.seed)
+def _initial_net(cfg: TaggerTrainConfig) -> Any:
+    """The network a run starts from (``cfg.init``), the recipe's options checked."""
+    if cfg.teacher not in ("reranker", "none"):
+        raise ConfigError(f"teacher must be reranker or none, got {cfg.teacher!r}")
     if cfg.init == "reranker":
         net = build_net()
         missing, _ = net.load_state_dict(reranker_weights(), strict=False)
         if [k for k in missing if not k.startswith("token_head.")]:
             raise ConfigError(f"reranker weights do not cover {missing}")
-    elif cfg.init == "minilm":
-        net = build_net(base_model_path())
-    else:
-        raise ConfigError(f"init must be reranker or minilm, got {cfg.init!r}")
-    if cfg.teacher not in ("reranker", "none"):
-        raise ConfigError(f"teacher must be reranker or none, got {cfg.teacher!r}")
+        return net
+    if cfg.init == "minilm":
+        return build_net(base_model_path())
+    raise ConfigError(f"init must be reranker or minilm, got {cfg.init!r}")
+
+
+def train_net(
+    train: list[Example],
+    cfg: TaggerTrainConfig,
+    out_dir: Path,
+    log: Callable[[str], None] = print,
+    opts: RunOptions = DEFAULT_RUN,
+) -> tuple[Any, dict[str, Any]]:
+    """``cfg.epochs`` passes over ``train`` through the harness's loop (resuming from its
+    checkpoint in ``out_dir``); bf16 autocast on CUDA. Returns the fp32 network, on the CPU,
+    and the loop's stats."""
+    device = begin(opts)
+    net = _initial_net(cfg)
     t0 = time.perf_counter()
     enc = PassageEncoder(load_tokenizer(tokenizer_path()), cfg.max_length)
     items = _items(enc, train)
@@ -404,7 +425,7 @@ def train_net(
         teacher_logits(items, enc, device)
         log(f"teacher logits in {time.perf_counter() - t0:.0f}s")
     net.to(device)
-    batches = [b for _ in range(cfg.epochs) for b in _batches(items, cfg)]
+    batches = [b for _ in range(cfg.epochs) for b in _batches(items, cfg, opts.seed)]
     if cfg.freeze_embeddings:
         net.bert.embeddings.word_embeddings.weight.requires_grad_(False)
     heads = [*net.token_head.parameters(), *net.passage_head.parameters()]
@@ -412,84 +433,16 @@ def train_net(
     opt, sched = adamw_warmup(
         net.bert, heads, cfg.lr, cfg.head_lr, cfg.weight_decay, cfg.warmup, n_steps
     )
-    start, spent, ema = 0, 0.0, 0.0
-    ckpt = out_dir / CHECKPOINT
-    saved_config = asdict(cfg) | {"time_limit_min": None, "device": None}
-    if ckpt.is_file():
-        state = torch.load(ckpt, weights_only=False, map_location=device)
-        if state["config"] != saved_config:
-            raise ConfigError(
-                f"{ckpt} was written with other training options: remove it or use another --out"
-            )
-        net.load_state_dict(state["net"])
-        opt.load_state_dict(state["opt"])
-        sched.load_state_dict(state["sched"])
-        start, spent, ema = state["step"], state["seconds"], state["ema"]
-        torch.set_rng_state(state["torch_rng"])
-        log(f"resuming at step {start}/{n_steps} ({spent / 60:.1f} min done)")
+    config = {**asdict(cfg), "windows": len(items)}
+    loop = Loop(out_dir, net, opt, n_steps, opts, config, log, scheduler=sched, clip_norm=1.0)
 
-    def save(step: int, seconds: float) -> None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        tmp = ckpt.with_suffix(".tmp")
-        torch.save(
-            {
-                "config": saved_config,
-                "net": net.state_dict(),
-                "opt": opt.state_dict(),
-                "sched": sched.state_dict(),
-                "step": step,
-                "seconds": seconds,
-                "ema": ema,
-                "torch_rng": torch.get_rng_state(),
-            },
-            tmp,
-        )
-        tmp.replace(ckpt)
+    def loss_fn(step: int) -> Any:
+        t = _tensors(enc, [items[i] for i in batches[step]], loop.device)
+        with _autocast(loop.device):
+            return batch_loss(net, t, cfg)
 
-    net.train()
-    t0 = time.perf_counter()
-    step = start
-    finished = True
-    while step < n_steps:
-        t = _tensors(enc, [items[i] for i in batches[step]], device)
-        with _autocast(device):
-            loss = batch_loss(net, t, cfg)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        value = float(loss.detach())
-        ema = 0.95 * ema + 0.05 * value if step else value
-        step += 1
-        elapsed = spent + time.perf_counter() - t0
-        if step % 25 == 0 or step == n_steps:
-            rate = (step - start) / max(1e-9, time.perf_counter() - t0)
-            log(
-                f"step {step}/{n_steps} loss {ema:.4f} {elapsed / 60:.1f} min, "
-                f"eta {(n_steps - step) / max(rate, 1e-9) / 60:.1f} min"
-            )
-        if step % cfg.checkpoint_every == 0 and step < n_steps:
-            save(step, elapsed)
-        if cfg.time_limit_min and time.perf_counter() - t0 > 60 * cfg.time_limit_min:
-            if step < n_steps:
-                save(step, elapsed)
-                log(f"time limit: stopped at step {step}/{n_steps}; rerun to resume")
-                finished = False
-            break
-    net.eval()
-    if finished and ckpt.is_file():
-        ckpt.unlink()  # the exported model is the result; a rerun starts afresh
-    stats = {
-        "steps": step,
-        "scheduled_steps": n_steps,
-        "finished": finished,
-        "windows": len(items),
-        "seconds": round(spent + time.perf_counter() - t0, 1),
-        "final_loss_ema": round(ema, 4),
-        "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
-    }
-    return net.to("cpu").float(), stats
+    stats = loop.run(loss_fn)
+    return net.to("cpu").float(), {**stats, "windows": len(items)}
 
 
 def tokenizer_path() -> Path:
@@ -543,33 +496,17 @@ def load_weights(folder: Path) -> Any:
     return net.eval()
 
 
-def export_onnx(net: Any, out_dir: Path, quantize: bool = True) -> dict[str, int]:
-    """``model_fp32.onnx`` and (``quantize``) ``model.onnx`` (:func:`quantize_int8`)."""
+def export_model(net: Any, out_dir: Path, quantize: bool = True) -> dict[str, int]:
+    """``model_fp32.onnx`` and (``quantize``) ``model.onnx``, the harness's int8 build with
+    per-output-channel scales (per-tensor scales wreck the token head: dev sentence AUC
+    0.88 -> 0.69 on SQuAD, docs/tagger.md). Returns the files' sizes."""
     out_dir.mkdir(parents=True, exist_ok=True)
     fp32 = out_dir / "model_fp32.onnx"
-    export_fp32(net, fp32, {"token_logits": {0: "batch", 1: "seq"}, "passage_logit": {0: "batch"}})
-    sizes = {"model_fp32.onnx": fp32.stat().st_size}
+    outputs = {"token_logits": {0: "batch", 1: "seq"}, "passage_logit": {0: "batch"}}
+    sizes = {fp32.name: export_fp32(net, fp32, outputs)}
     if quantize:
-        sizes["model.onnx"] = quantize_int8(out_dir)
+        sizes["model.onnx"] = quantize_int8_per_channel(fp32, out_dir / "model.onnx")
     return sizes
-
-
-def quantize_int8(out_dir: Path) -> int:
-    """``model.onnx`` from ``model_fp32.onnx``: int8 dynamic quantisation of every MatMul and
-    the embedding Gathers, **per output channel**. Per-tensor scales (the reranker's) were
-    measured to wreck the token head: dev sentence AUC 0.88 -> 0.69 on SQuAD; per channel keeps
-    0.88 (docs/tagger.md). Returns the file's size."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    int8 = out_dir / "model.onnx"
-    quantize_dynamic(
-        str(out_dir / "model_fp32.onnx"),
-        str(int8),
-        weight_type=QuantType.QInt8,
-        op_types_to_quantize=["MatMul", "Gather"],
-        per_channel=True,
-    )
-    return int8.stat().st_size
 
 
 def dev_metrics(model_dir: Path, dev: list[Example], variant: str = "int8") -> dict[str, Any]:
@@ -618,7 +555,8 @@ def choose_threshold(metrics: dict[str, Any]) -> float:
 
 
 def model_card(info: dict[str, Any]) -> str:
-    rows = "\n".join(f"| `{n}` | `{h}` |" for n, h in info["data_sha256"].items())
+    """``MODEL_CARD.md``: the model, its data and recipe, the harness's run section (command,
+    seed, device, steps, the sha256 of every data file) and the dev split's scores."""
     counts = ", ".join(f"{k}: {v}" for k, v in info["examples"].items())
     cfg = info["config"]
     dev = info.get("dev", {})
@@ -628,6 +566,13 @@ def model_card(info: dict[str, Any]) -> str:
         for src, m in dev.items()
         for th in DEV_THRESHOLDS
     )
+    left_out = ", ".join(cfg["leave_out"]) or "none"
+    teacher = (
+        f"{cfg['distill_weight']} x MSE between the passage logit and the shipped reranker's"
+        if cfg["teacher"] != "none" and cfg["distill_weight"]
+        else "no teacher"
+    )
+    precision = "bf16 autocast" if str(info["device"]).startswith("cuda") else "fp32"
     return f"""# ragsieve evidence tagger (MiniLM-L6, int8 ONNX)
 
 A Provence-style context pruner (Chirkova et al., ICLR 2025), trained here from public data.
@@ -646,26 +591,21 @@ A Provence-style context pruner (Chirkova et al., ICLR 2025), trained here from 
 
 ## Data (`shared/data` only; see `ragsieve/tag/data.py` for every split)
 
-Examples (question, passage) by source: {counts}.
-Never read: HotpotQA AMOR dev 100, HotpotQA IRCoT dev questions 0-199, SQuAD dev articles 0-23,
-QASPER validation and test, QuALITY, SQuALITY, WikiText.
-
-| file | sha256 |
-|---|---|
-{rows}
+Examples (question, passage) by source: {counts}; sources left out: {left_out}.
+Never read: HotpotQA AMOR dev 100, HotpotQA IRCoT dev questions 0-199, SQuAD dev (all of it),
+QASPER validation and test, QuALITY, SQuALITY, WikiText. The files read are listed, with their
+sha256, under "Run".
 
 ## Training
 
-`{info["command"]}`
+AdamW lr {cfg["lr"]} (heads {cfg["head_lr"]}), warm-up {cfg["warmup"]}, linear decay, batch
+{cfg["batch_size"]}, {cfg["epochs"]} pass(es), HotpotQA sentence-gold examples
+x{cfg["hotpot_repeat"]}, {cfg["vary_rate"]} of the passages cut to 1-10 sentences; loss =
+sentence BCE + {cfg["mil_weight"]} x MIL (paragraph gold) + {cfg["listwise_weight"]} x listwise
+CE over a passage's sentences + {cfg["passage_weight"]} x passage BCE + {teacher}; word
+embeddings frozen; {precision}.
 
-Seed {cfg["seed"]}; AdamW lr {cfg["lr"]} (heads {cfg["head_lr"]}), warm-up {cfg["warmup"]},
-linear decay, batch {cfg["batch_size"]}, {cfg["epochs"]} pass(es), HotpotQA sentence-gold
-examples x{cfg["hotpot_repeat"]}; loss = sentence BCE + {cfg["mil_weight"]} x MIL (paragraph
-gold) + {cfg["listwise_weight"]} x listwise CE over a passage's sentences +
-{cfg["passage_weight"]} x passage BCE; word embeddings frozen;
-{info["train"]["steps"]}/{info["train"]["scheduled_steps"]} steps in {info["train"]["seconds"]} s
-on {cfg["threads"]} CPU threads (torch {info["torch"]}).
-
+{card_section(info)}
 ## Dev split (int8 model; labelled sentences)
 
 | source | sentences | threshold | precision | recall | F1 |
@@ -675,16 +615,16 @@ on {cfg["threads"]} CPU threads (torch {info["torch"]}).
 
 
 def prepare(
-    data_dir: Path, cfg: TaggerTrainConfig, log: Callable[[str], None] = print
+    data_dir: Path,
+    cfg: TaggerTrainConfig,
+    log: Callable[[str], None] = print,
+    opts: RunOptions = DEFAULT_RUN,
 ) -> tuple[list[Example], list[Example], dict[str, str]]:
     """The deduplicated train examples, the dev examples (the first ``dev_per_source`` of each
-    source) and the sha256 of every data file read."""
-    files = sorted({f for name, fs in SOURCE_FILES.items() for f in fs})
-    for rel in files:
-        if not (data_dir / rel).is_file():
-            raise InputError(f"training file {data_dir / rel} not found")
+    source) and the sha256 of every data file read (a missing file fails first)."""
+    hashes = data_hashes(data_dir, [f for fs in SOURCE_FILES.values() for f in fs])
     t0 = time.perf_counter()
-    examples = dedupe(build_examples(data_dir, cfg.sizes, cfg.seed))
+    examples = dedupe(build_examples(data_dir, cfg.sizes, opts.seed))
     train_ex = [e for e in examples if e.split == "train"]
     dev: list[Example] = []
     for source in sorted({e.source for e in examples if e.split == "dev"}):
@@ -692,13 +632,13 @@ def prepare(
             : cfg.dev_per_source
         ]
     log(f"{len(train_ex)} train and {len(dev)} dev examples in {time.perf_counter() - t0:.0f}s")
-    return train_ex, dev, {rel: sha256_file(data_dir / rel) for rel in files}
+    return train_ex, dev, hashes
 
 
-def mix(train_ex: list[Example], cfg: TaggerTrainConfig) -> list[Example]:
+def mix(train_ex: list[Example], cfg: TaggerTrainConfig, seed: int) -> list[Example]:
     """What one pass reads: a share cut to shorter windows (:func:`vary_lengths`) and the
     HotpotQA sentence-gold examples ``hotpot_repeat`` times."""
-    out = vary_lengths(train_ex, random.Random(cfg.seed + 7), cfg.vary_rate)
+    out = vary_lengths(train_ex, random.Random(seed + 7), cfg.vary_rate)
     return out + [e for e in out if e.source == "hotpot"] * (cfg.hotpot_repeat - 1)
 
 
@@ -710,12 +650,16 @@ def _counts(examples: list[Example]) -> dict[str, int]:
 
 
 def fit(
-    train_ex: list[Example], cfg: TaggerTrainConfig, out_dir: Path, log: Callable[[str], None]
+    train_ex: list[Example],
+    cfg: TaggerTrainConfig,
+    out_dir: Path,
+    log: Callable[[str], None],
+    opts: RunOptions = DEFAULT_RUN,
 ) -> tuple[Any, dict[str, Any]]:
     """:func:`mix`, then :func:`train_net`: the part of a run that wants a GPU."""
-    mixed = mix([e for e in train_ex if e.source not in cfg.leave_out], cfg)
-    log(f"training on {len(mixed)} examples {_counts(mixed)} on {cfg.device}")
-    net, stats = train_net(mixed, cfg, out_dir, log)
+    mixed = mix([e for e in train_ex if e.source not in cfg.leave_out], cfg, opts.seed)
+    log(f"training on {len(mixed)} examples {_counts(mixed)} on {opts.device}")
+    net, stats = train_net(mixed, cfg, out_dir, log, opts)
     return net, {**stats, "examples": _counts(mixed)}
 
 
@@ -725,18 +669,17 @@ def train(
     cfg: TaggerTrainConfig | None = None,
     log: Callable[[str], None] = print,
     command: str | None = None,
+    opts: RunOptions = DEFAULT_RUN,
 ) -> dict[str, Any]:
     """Build the data, train (or resume), export fp32 + int8 ONNX, score the dev split and
     write the config and the model card."""
     cfg = cfg or TaggerTrainConfig()
-    try:  # checked first: a missing exporter must not cost a 30-minute run
-        import onnx  # noqa: F401
-    except ImportError as e:
-        raise ConfigError("train-tagger needs onnx: pip install 'ragsieve[train]'") from e
-    torch_device(cfg.device)
-    train_ex, dev, hashes = prepare(data_dir, cfg, log)
-    net, stats = fit(train_ex, cfg, out_dir, log)
-    return export(net, out_dir, dev, cfg, stats, hashes, command, log)
+    require_onnx("train-tagger")  # first: a missing exporter must not cost a 30-minute run
+    torch_device(opts.device)
+    train_ex, dev, hashes = prepare(data_dir, cfg, log, opts)
+    net, stats = fit(train_ex, cfg, out_dir, log, opts)
+    examples = stats.pop("examples")
+    return export(net, out_dir, dev, cfg, run_record(opts, stats, hashes, command), examples, log)
 
 
 def export(
@@ -744,25 +687,34 @@ def export(
     out_dir: Path,
     dev: list[Example],
     cfg: TaggerTrainConfig,
-    stats: dict[str, Any],
-    hashes: dict[str, str],
-    command: str | None,
+    record: dict[str, Any],
+    examples: dict[str, int],
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """fp32 and int8 ONNX, then :func:`finish`."""
-    import torch
-
-    sizes = export_onnx(net, out_dir)
+    """fp32 and int8 ONNX, then :func:`finish`; ``record`` is the harness's
+    :func:`~ragsieve.training.run_record` of the run that trained ``net``."""
+    sizes = export_model(net, out_dir)
     info = {
         "config": asdict(cfg),
-        "examples": stats.pop("examples", {}),
+        "examples": examples,
         "dev_examples": len(dev),
-        "train": stats,
-        "data_sha256": hashes,
-        "command": command or " ".join(["ragsieve", *sys.argv[1:]]),
-        "torch": torch.__version__,
+        **record,
     }
     return finish(out_dir, dev, info, sizes, log)
+
+
+def _fit_record(fitted: dict[str, Any], opts: RunOptions, hashes: dict[str, str]) -> dict:
+    """The run record of a ``fit`` step from its ``fit.json`` (the fitting machine's device
+    name and torch, its loop stats), with the data hashes of the examples it read."""
+    fitted = dict(fitted)
+    device, torch_version = fitted.pop("device", opts.device), fitted.pop("torch", None)
+    command = fitted.pop("command", None) or "python -m ragsieve.tag.train fit"
+    record = run_record(opts, fitted, hashes, command)
+    if opts.device == "cuda" and not str(device).startswith("cuda"):
+        device = f"cuda ({device})"  # fit.json before the harness: the GPU's name alone
+    record["device"] = device
+    record["torch"] = torch_version or "not recorded (fit.json before the harness)"
+    return record
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -770,8 +722,10 @@ def main(argv: list[str] | None = None) -> None:
 
     ``prepare --data DIR --out FILE``: the train examples, saved small (``save_examples``),
     with their data hashes beside them; ``fit --examples FILE --out DIR --device cuda``: the
-    network, saved as fp16 weight parts; ``export --weights DIR --examples FILE --data DIR
-    --out DIR``: ONNX, dev metrics and the model card, here."""
+    network, saved as fp16 weight parts, and ``fit.json`` (its stats, recipe and run options);
+    ``export --weights DIR --examples FILE --data DIR --out DIR``: ONNX, dev metrics and the
+    model card, here. ``--set KEY=VALUE`` (a JSON value) sets a recipe field of
+    :class:`TaggerTrainConfig` or a run option (``seed``, ``threads``, ...)."""
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m ragsieve.tag.train")
@@ -780,39 +734,56 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--examples", type=Path)
     ap.add_argument("--weights", type=Path)
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--device", default=DEFAULT_RUN.device)
     ap.add_argument("--time-limit", type=float, default=None)
+    ap.add_argument("--seed", type=int, default=DEFAULT_RUN.seed)
+    ap.add_argument("--threads", type=int, default=DEFAULT_RUN.threads)
     ap.add_argument("--set", action="append", default=[], help="config KEY=VALUE (json value)")
     args = ap.parse_args(argv)
-    cfg = TaggerTrainConfig(device=args.device, time_limit_min=args.time_limit)
+    saved: dict[str, Any] = {
+        "device": args.device,
+        "time_limit_min": args.time_limit,
+        "seed": args.seed,
+        "threads": args.threads,
+    }
     for kv in args.set:
-        key, value = kv.split("=", 1)
-        parsed = json.loads(value)
-        setattr(cfg, key, SourceSizes(**parsed) if key == "sizes" else parsed)
+        key, sep, value = kv.partition("=")
+        if not sep:
+            ap.error(f"--set {kv}: expected KEY=VALUE")
+        saved[key] = json.loads(value)
+    cfg, opts = split_config(saved)
     log = print
     if args.step == "prepare":
-        train_ex, _, hashes = prepare(args.data, cfg, log)
+        train_ex, _, hashes = prepare(args.data, cfg, log, opts)
         save_examples(args.out, train_ex)
-        meta = {"data_sha256": hashes, "examples": _counts(train_ex), "config": asdict(cfg)}
+        meta = {
+            "data_sha256": hashes,
+            "examples": _counts(train_ex),
+            "config": {**asdict(cfg), "seed": opts.seed},
+        }
         args.out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", "utf-8")
         log(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
     elif args.step == "fit":
         train_ex = load_examples(args.examples)
-        net, stats = fit(train_ex, cfg, args.out, log)
+        net, stats = fit(train_ex, cfg, args.out, log, opts)
         save_weights(net, args.out)
-        stats["config"] = asdict(cfg)
+        record = run_record(opts, stats, {})
+        stats.update(device=record["device"], torch=record["torch"])
+        stats["config"] = {**asdict(cfg), **asdict(opts)}
         (args.out / "fit.json").write_text(json.dumps(stats, indent=2) + "\n", "utf-8")
     else:
         meta = json.loads(args.examples.with_suffix(".json").read_text("utf-8"))
         fitted = json.loads((args.weights / "fit.json").read_text("utf-8"))
-        cfg = TaggerTrainConfig(**{**fitted.pop("config"), "sizes": cfg.sizes})
-        _, dev, _ = prepare(args.data, cfg, log)
+        cfg, fit_opts = split_config({**fitted.pop("config"), "sizes": cfg.sizes})
+        _, dev, _ = prepare(args.data, cfg, log, fit_opts)
         net = load_weights(args.weights)
-        command = (
+        examples = fitted.pop("examples", {})
+        fitted["command"] = (
             f"python -m ragsieve.tag.train fit --examples {args.examples.name} "
-            f"--device {cfg.device} (prepared from shared/data; exported here)"
+            f"--device {fit_opts.device} (prepared from shared/data; exported here)"
         )
-        export(net, args.out, dev, cfg, fitted, meta["data_sha256"], command, log)
+        record = _fit_record(fitted, fit_opts, meta["data_sha256"])
+        export(net, args.out, dev, cfg, record, examples, log)
 
 
 def finish(

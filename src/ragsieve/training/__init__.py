@@ -15,7 +15,8 @@ Each trainer keeps its recipe (data, model, loss) and gets from here what every 
   final_loss_ema, first_loss, device}``.
 * :func:`adamw_warmup` (``optim.py``): AdamW with linear warm-up and decay, MiniLM's schedule.
 * :func:`export_onnx` and :func:`quantize_int8_per_channel` (``export.py``): fp32 ONNX, then
-  int8 dynamic quantisation with per-output-channel scales.
+  int8 dynamic quantisation with per-output-channel scales; :func:`require_onnx` checks the
+  exporter is installed before a run starts.
 * :func:`data_hashes`, :func:`run_record`, :func:`card_section` (``card.py``): sha256 of every
   data file read, and the run's facts in ``training_info.json`` and ``MODEL_CARD.md``.
 * ``training/cli.py``: ``SeedOpt``, ``DeviceOpt``, ``TimeLimitOpt``, ``ThreadsOpt`` and
@@ -38,7 +39,7 @@ torch is imported inside the functions: importing this package costs nothing.
 from __future__ import annotations
 
 from ragsieve.training.card import card_section, command_line, data_hashes, run_record
-from ragsieve.training.export import export_onnx, quantize_int8_per_channel
+from ragsieve.training.export import export_onnx, quantize_int8_per_channel, require_onnx
 from ragsieve.training.loop import CHECKPOINT, Loop
 from ragsieve.training.optim import adamw_warmup
 from ragsieve.training.run import RunOptions, begin, seed_everything, torch_device
@@ -54,6 +55,7 @@ __all__ = [
     "data_hashes",
     "export_onnx",
     "quantize_int8_per_channel",
+    "require_onnx",
     "run_record",
     "seed_everything",
     "torch_device",

@@ -6,6 +6,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ragsieve.errors import ConfigError
+
+
+def require_onnx(command: str) -> None:
+    """A one-line :class:`ConfigError` now when the exporter (``onnx``, an optional extra) is
+    missing: checked before training, so that a missing package does not cost a long run."""
+    try:
+        import onnx  # noqa: F401
+    except ImportError as e:
+        raise ConfigError(f"{command} needs onnx: pip install 'ragsieve[train]'") from e
+
 
 def export_onnx(
     model: Any,
