@@ -729,7 +729,10 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m ragsieve.tag.train")
-    ap.add_argument("step", choices=("prepare", "fit", "export"))
+    ap.add_argument("step", choices=("prepare", "fit", "export", "operating-point"))
+    ap.add_argument("--threshold", type=float, default=None)
+    ap.add_argument("--passage-threshold", type=float, default=None)
+    ap.add_argument("--how", default="chosen on the dev split by benchmarks/tagger_sweep.py")
     ap.add_argument("--data", type=Path)
     ap.add_argument("--examples", type=Path)
     ap.add_argument("--weights", type=Path)
@@ -763,6 +766,10 @@ def main(argv: list[str] | None = None) -> None:
         }
         args.out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", "utf-8")
         log(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
+    elif args.step == "operating-point":
+        if args.threshold is None or args.passage_threshold is None:
+            raise ConfigError("operating-point needs --threshold and --passage-threshold")
+        set_operating_point(args.out, args.threshold, args.passage_threshold, args.how)
     elif args.step == "fit":
         train_ex = load_examples(args.examples)
         net, stats = fit(train_ex, cfg, args.out, log, opts)
@@ -811,6 +818,37 @@ def finish(
     (out_dir / "MODEL_CARD.md").write_text(model_card(info), encoding="utf-8")
     log(f"wrote {out_dir}: threshold {conf['threshold']}, sizes {sizes}")
     return info
+
+
+def set_operating_point(
+    model_dir: Path, threshold: float, passage_threshold: float, how: str
+) -> dict[str, Any]:
+    """Writes the default thresholds chosen at the pipeline level (both hops, whole questions,
+    the budget as a ceiling: ``benchmarks/tagger_sweep.py --split dev``) into the model's
+    config, its training info and its card. The sentence-level F2 choice of :func:`finish`
+    judges sentences one by one and knows nothing of passage rejection."""
+    conf_path = model_dir / "tagger_config.json"
+    conf = json.loads(conf_path.read_text("utf-8"))
+    conf.update(threshold=threshold, passage_threshold=passage_threshold)
+    conf_path.write_text(json.dumps(conf, indent=2) + "\n", "utf-8")
+    info_path = model_dir / "training_info.json"
+    info = json.loads(info_path.read_text("utf-8"))
+    point = {"threshold": threshold, "passage_threshold": passage_threshold, "how": how}
+    info.update(threshold=threshold, operating_point=point)
+    info_path.write_text(json.dumps(info, indent=2) + "\n", "utf-8")
+    card = model_dir / "MODEL_CARD.md"
+    card.write_text(
+        card.read_text("utf-8").rstrip("\n")
+        + f"""
+
+## Operating point
+
+Default threshold {threshold}, passage threshold {passage_threshold} (tagger_config.json):
+{how}
+""",
+        encoding="utf-8",
+    )
+    return point
 
 
 if __name__ == "__main__":
