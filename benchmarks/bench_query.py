@@ -148,6 +148,110 @@ def mrr_table(res: dict[str, Any]) -> str:
     )
 
 
+ADAPTER_PROBE = r"""
+import json, sys, time
+t0 = time.perf_counter()
+kind, pools = sys.argv[1], json.loads(sys.stdin.read())
+if kind == "pool":
+    from ragsieve.pool import Passage, PoolSelector
+    sel = PoolSelector()
+    call = lambda q, ps: sel.select(q, [Passage(t, h) for h, t in ps]).pieces
+elif kind == "langchain":
+    from langchain_core.documents import Document
+    from ragsieve.integrations.langchain import RagsieveCompressor
+    comp = RagsieveCompressor()
+    call = lambda q, ps: comp.compress_documents(
+        [Document(t, metadata={"title": h}) for h, t in ps], q)
+elif kind == "llamaindex":
+    from llama_index.core.schema import NodeWithScore, TextNode
+    from ragsieve.integrations.llamaindex import RagsievePostprocessor
+    post = RagsievePostprocessor()
+    call = lambda q, ps: post.postprocess_nodes(
+        [NodeWithScore(node=TextNode(text=t, metadata={"title": h})) for h, t in ps], query_str=q)
+else:
+    from haystack import Document
+    from ragsieve.integrations.haystack import RagsieveRanker
+    rank = RagsieveRanker()
+    call = lambda q, ps: rank.run(q, [Document(content=t, meta={"title": h}) for h, t in ps])[
+        "documents"]
+times, kept = [], []
+for q, ps in pools:
+    a = time.perf_counter()
+    kept.append(len(call(q, ps)))
+    times.append(time.perf_counter() - a)
+print(json.dumps({"first_s": time.perf_counter() - t0 - sum(times[1:]), "repeat_s": times[1:],
+                  "kept": kept, "torch": "torch" in sys.modules}))
+"""
+
+
+def hotpot_pools(n: int) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The first ``n`` HotpotQA IRCoT dev questions, each with its 10 titled paragraphs."""
+    out = []
+    with (DATA / "hotpotqa/hotpot_dev_subsampled500_ircot.jsonl").open() as fh:
+        for line in fh:
+            obj = json.loads(line)
+            ps = [(c["title"], c["paragraph_text"].strip()) for c in obj["contexts"]]
+            if len(ps) == 10:
+                out.append((obj["question_text"].strip(), ps))
+            if len(out) == n:
+                break
+    return out
+
+
+def adapters(repeat: int, rounds: int) -> dict[str, Any]:
+    """Each adapter with its default method in a fresh interpreter: the first call on a
+    10-paragraph pool (imports, model load and the call) and ``repeat`` calls on other pools;
+    ``rounds`` interpreters per adapter, alternating adapters."""
+    pools = json.dumps(hotpot_pools(repeat + 1))
+    kinds = ("pool", "langchain", "llamaindex", "haystack")
+    got: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
+    for _ in range(rounds):
+        for kind in kinds:
+            p = subprocess.run(
+                [sys.executable, "-c", ADAPTER_PROBE, kind],
+                input=pools,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            got[kind].append(json.loads(p.stdout.strip().splitlines()[-1]))
+            print(kind, got[kind][-1], file=sys.stderr)
+    out: dict[str, Any] = {"pool_paragraphs": 10, "repeat": repeat, "rounds": rounds, "rows": {}}
+    for kind, runs in got.items():
+        out["rows"][kind] = {
+            "first_s": round(statistics.median(r["first_s"] for r in runs), 3),
+            "repeat_p50_s": round(statistics.median(t for r in runs for t in r["repeat_s"]), 3),
+            "repeat_max_s": round(max(t for r in runs for t in r["repeat_s"]), 3),
+            "kept_mean": round(statistics.mean(k for r in runs for k in r["kept"]), 1),
+            "torch": any(r["torch"] for r in runs),
+        }
+    return out
+
+
+def adapters_table(res: dict[str, Any]) -> str:
+    names = {
+        "pool": "PoolSelector()",
+        "langchain": "RagsieveCompressor()",
+        "llamaindex": "RagsievePostprocessor()",
+        "haystack": "RagsieveRanker()",
+    }
+    lines = [
+        f"HotpotQA IRCoT dev pools of 10 titled paragraphs, default method (tagger, direct); "
+        f"first call in a fresh interpreter incl. imports and model load, then {res['repeat']} "
+        f"repeat calls on other pools; median of {res['rounds']} interpreter(s)",
+        "",
+        "| component | first call s | repeat p50 s | repeat max s | pieces kept (mean) | "
+        "torch loaded |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for kind, r in res["rows"].items():
+        lines.append(
+            f"| {names[kind]} | {r['first_s']} | {r['repeat_p50_s']} | {r['repeat_max_s']} | "
+            f"{r['kept_mean']} | {'yes' if r['torch'] else 'no'} |"
+        )
+    return "\n".join(lines)
+
+
 def select_table(res: dict[str, Any]) -> str:
     lines = [
         f"HotpotQA IRCoT dev, {res['questions']} questions, per-question pools, budget 450, "
@@ -196,6 +300,9 @@ def main() -> None:
     s.add_argument("--methods", default=SELECT_METHODS)
     s.add_argument("--rounds", type=int, default=2)
     s.add_argument("--baseline-src", required=True, help="src folder of the code before")
+    a = sub.add_parser("adapters")
+    a.add_argument("--repeat", type=int, default=5)
+    a.add_argument("--rounds", type=int, default=3)
     m = sub.add_parser("mrr")
     m.add_argument("--n", type=int, default=200)
     args = ap.parse_args()
@@ -204,6 +311,9 @@ def main() -> None:
     if args.cmd == "select":
         res = select(args.limit, args.methods, args.rounds, args.baseline_src)
         save("select", res, select_table(res))
+    elif args.cmd == "adapters":
+        res = adapters(args.repeat, args.rounds)
+        save("adapters", res, adapters_table(res))
     elif args.cmd == "mrr":
         res = mrr(args.n)
         save("mrr", res, mrr_table(res))
