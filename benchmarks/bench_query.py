@@ -29,6 +29,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -252,6 +253,51 @@ def adapters_table(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def peak_rss_eval(limit: int, methods: str, out: Path) -> tuple[float, float]:
+    """``ragsieve eval`` on ``limit`` questions as a subprocess: its peak RSS in MB (``wait4``
+    on this child alone) and its wall seconds."""
+    argv = [sys.executable, "-m", "ragsieve.cli", "eval", "--dataset", "hotpotqa", "--no-llm"]
+    argv += ["--limit", str(limit), "--budget", "450", "--methods", methods, "--out", str(out)]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"eval --limit {limit} failed: {err.decode()[-500:]}")
+    return usage.ru_maxrss / 1024, time.perf_counter() - t0
+
+
+def memory(limit: int, methods: str) -> dict[str, Any]:
+    """Peak RSS of ``eval`` on 10 questions and on ``limit`` (each method over every question,
+    one after the other, as ``eval`` runs them)."""
+    import tempfile
+
+    out: dict[str, Any] = {"methods": methods, "runs": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (10, limit):
+            rss, secs = peak_rss_eval(n, methods, Path(tmp) / str(n))
+            out["runs"][str(n)] = {"peak_rss_mb": round(rss), "seconds": round(secs)}
+            print(n, out["runs"][str(n)], file=sys.stderr)
+    small, big = out["runs"]["10"]["peak_rss_mb"], out["runs"][str(limit)]["peak_rss_mb"]
+    out["ratio"] = round(big / small, 3)
+    return out
+
+
+def memory_table(res: dict[str, Any]) -> str:
+    lines = [
+        f"`ragsieve eval --dataset hotpotqa --no-llm --budget 450 --methods "
+        f"'{res['methods']}'`, peak RSS of the whole process",
+        "",
+        "| questions | peak RSS MB | seconds |",
+        "|---:|---:|---:|",
+    ]
+    for n, r in res["runs"].items():
+        lines.append(f"| {n} | {r['peak_rss_mb']} | {r['seconds']} |")
+    lines.append(f"\npeak at {list(res['runs'])[-1]} / peak at 10: {res['ratio']}")
+    return "\n".join(lines)
+
+
 def select_table(res: dict[str, Any]) -> str:
     lines = [
         f"HotpotQA IRCoT dev, {res['questions']} questions, per-question pools, budget 450, "
@@ -303,6 +349,9 @@ def main() -> None:
     a = sub.add_parser("adapters")
     a.add_argument("--repeat", type=int, default=5)
     a.add_argument("--rounds", type=int, default=3)
+    mem = sub.add_parser("memory")
+    mem.add_argument("--limit", type=int, default=200)
+    mem.add_argument("--methods", default=MEMORY_METHODS)
     m = sub.add_parser("mrr")
     m.add_argument("--n", type=int, default=200)
     args = ap.parse_args()
@@ -314,6 +363,9 @@ def main() -> None:
     elif args.cmd == "adapters":
         res = adapters(args.repeat, args.rounds)
         save("adapters", res, adapters_table(res))
+    elif args.cmd == "memory":
+        res = memory(args.limit, args.methods)
+        save("memory", res, memory_table(res))
     elif args.cmd == "mrr":
         res = mrr(args.n)
         save("mrr", res, mrr_table(res))
