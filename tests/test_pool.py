@@ -198,3 +198,44 @@ def test_passage_ids_are_stable_and_title_sensitive() -> None:
 def test_the_docstring_examples_run() -> None:
     failed, attempted = doctest.testmod(ragsieve.pool, optionflags=doctest.ELLIPSIS)
     assert attempted >= 4 and failed == 0
+
+
+def test_the_default_tagger_prunes_directly_without_a_working_index(
+    passages: list[Passage],
+) -> None:
+    """``PoolSelector()`` reads the passages with the tagger, paragraph by paragraph, and makes
+    no index; pieces slice their passage exactly, also past a blank line inside it."""
+    sel = PoolSelector()
+    assert sel.method_name == "tagger" and sel.direct
+    joined = Passage("\n\n".join(p.text for p in passages[8:11]), passages[8].title)
+    pool = [*passages[:8], joined]  # the answer is in the joined passage's third paragraph
+    res = sel.select(QUESTION, pool)
+    check_pieces(res, pool)
+    assert any(is_answer(p.text) for p in res.pieces)
+    assert res.indexed == 0 and res.retrieval is not None and res.retrieval.trace["direct"]
+    assert set(res.retrieval.timings) == {"tag", "select"}
+    with pytest.raises(ConfigError, match="no index"):
+        _ = sel.index
+    sel.close()
+
+
+def test_direct_pruning_loads_neither_lance_nor_torch() -> None:
+    """A fresh interpreter: the default selector opens no Lance dataset and loads no torch."""
+    import json
+    import subprocess
+    import sys
+
+    probe = (
+        "import json, sys\n"
+        "from ragsieve.pool import PoolSelector\n"
+        "res = PoolSelector().select('Who found the stone?', "
+        "['French soldiers found the stone in July 1799.', 'Bees dance.'])\n"
+        "heavy = ('torch', 'lance', 'lancedb')\n"
+        "print(json.dumps([len(res.pieces), [m for m in heavy if m in sys.modules]]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    n, loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert n >= 1 and loaded == []

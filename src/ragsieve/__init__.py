@@ -23,9 +23,37 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
 
-from ragsieve.api import Ranked, ask, prune, rerank, search
-from ragsieve.index import Index, IndexConfig
+from typing import TYPE_CHECKING, Any
+
 from ragsieve.types import Answer, Chunk, Context, Document, Scored, Sentence
+
+if TYPE_CHECKING:
+    from ragsieve.api import Ranked, ask, prune, rerank, search
+    from ragsieve.index import Index, IndexConfig
+
+# The API and the index load on first use (PEP 562): ``import ragsieve`` alone, or a module
+# that needs neither (the pool selector, the framework adapters), skips the Lance and Arrow
+# imports (about 0.7 s).
+_LAZY = {
+    "Ranked": "ragsieve.api",
+    "rerank": "ragsieve.api",
+    "ask": "ragsieve.api",
+    "prune": "ragsieve.api",
+    "search": "ragsieve.api",
+    "Index": "ragsieve.index",
+    "IndexConfig": "ragsieve.index",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ragsieve' has no attribute {name!r}")
+
 
 __all__ = [
     "Answer",

@@ -1,20 +1,25 @@
 """ragsieve's selection over passages someone else retrieved: :class:`PoolSelector`.
 
 A LangChain, LlamaIndex or Haystack retriever hands over a few passages; any ragsieve method
-(``full``, ``sage[g=0.3]``, ``tagger``, ``carrot``, ...) then picks the evidence among them.
-This is how the evaluation harness runs a method on a question's own document pool
-(``method.retrieve([q], doc_ids=[ids])``), so a method behaves here as it is benchmarked.
+(``tagger``, ``full``, ``sage[g=0.3]``, ``carrot``, ...) then picks the evidence among them.
 
-Each passage becomes a :class:`~ragsieve.types.Document` whose id is a hash of its title and
-text, added once to a *working index* (a temporary directory by default, removed on
+The default, ``tagger``, reads the passages *directly*: each paragraph (blank-line block, the
+unit the tagger was trained on) with the question, keeping the sentences it judges
+answer-bearing. Nothing is indexed, so a call costs the tagger's forward passes and the first
+one also loads the model (BENCHMARKS.md, "Fast at query time").
+
+Every other method runs as the evaluation harness runs it on a question's own document pool
+(``method.retrieve([q], doc_ids=[ids])``), so it behaves here as it is benchmarked: each
+passage becomes a :class:`~ragsieve.types.Document` whose id is a hash of its title and text,
+added once to a *working index* (a temporary directory by default, removed on
 :meth:`PoolSelector.close` or when the selector is garbage-collected; or a persistent
 ``index_dir`` so that passages seen in an earlier run are not indexed again). The first call
-on new passages pays for indexing them (chunk vectors, and for sentence-level methods the
-sentence table with its Pareto vectors and attention links); a passage seen before costs
-nothing but its share of the selection.
+on new passages pays for indexing them (chunk vectors, and for sentence-level methods such as
+``full`` the sentence table with its Pareto vectors and attention links); a passage seen
+before costs nothing but its share of the selection.
 
 >>> from ragsieve.pool import PoolSelector
->>> with PoolSelector("full") as sel:
+>>> with PoolSelector() as sel:
 ...     res = sel.select("When did Champollion announce the decipherment?", [
 ...         "Thomas Young studied the stone in 1814. In 1822 Champollion announced that "
 ...         "hieroglyphs combined phonetic signs with signs for whole words.",
@@ -27,6 +32,7 @@ True
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import tempfile
 import threading
@@ -36,16 +42,22 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragsieve.errors import ConfigError, InputError
-from ragsieve.index import Index, IndexConfig
-from ragsieve.index.store import MANIFEST
 from ragsieve.methods import Method, Retrieval, build_method, check_spec, method_needs_sentences
-from ragsieve.types import Document
+from ragsieve.methods.spec import make_config, method_def
+from ragsieve.types import Chunk, Document
 
-#: The method a selector runs when none is named: every stage composed at sentence level.
-DEFAULT_METHOD = "full"
+if TYPE_CHECKING:
+    from ragsieve.index import Index, IndexConfig
+
+#: The method a selector runs when none is named: the evidence tagger on the passages
+#: themselves, with no working index (``full`` and the other sentence-table methods stay
+#: available by spec).
+DEFAULT_METHOD = "tagger"
+#: Methods that read the caller's passages directly instead of a working index.
+DIRECT_METHODS = frozenset({"tagger"})
 #: Prefix of the document ids a selector gives the caller's passages.
 ID_PREFIX = "pool-"
 
@@ -121,18 +133,51 @@ def as_passage(p: Any) -> Passage:
     raise InputError(f"a passage must be a string or a Passage, got {type(p).__name__}")
 
 
+def passage_units(doc: Document) -> list[list[Chunk]]:
+    """``doc``'s paragraphs (blank-line blocks, what the tagger reads at a time), each as its
+    sentence chunks with character offsets into ``doc.text``."""
+    from ragsieve.methods.tagger import chunk_sentences
+
+    units: list[list[Chunk]] = []
+    n_sents = 0
+    starts = [0, *(m.end() for m in re.finditer(r"\n\s*\n", doc.text))]
+    ends = [*(m.start() for m in re.finditer(r"\n\s*\n", doc.text)), len(doc.text)]
+    for a, b in zip(starts, ends, strict=True):
+        if not doc.text[a:b].strip():
+            continue
+        para = Chunk(
+            id=f"{doc.id}#p{len(units)}",
+            doc_id=doc.id,
+            index=len(units),
+            text=doc.text[a:b],
+            start=a,
+            end=b,
+            sent_start=n_sents,
+            sent_end=n_sents,
+            n_tokens=0,
+            title=doc.title,
+        )
+        sents = chunk_sentences(para)
+        if sents:
+            units.append(sents)
+            n_sents = sents[-1].sent_end
+    return units
+
+
 def _remove(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
 class PoolSelector:
-    """Run a ragsieve method on passages the caller supplies, over a working index.
+    """Run a ragsieve method on passages the caller supplies.
 
-    ``method`` is any spec the parser accepts (``"full"``, ``"sage[g=0.3]"``, ``"tagger"``);
-    ``budget``, ``k``, ``retriever`` and ``reranker`` are the run options of ``ragsieve ask``.
-    ``index_dir`` keeps the working index between runs (default: a temporary directory);
-    ``embedder`` names its embedding model. Safe to share between threads (calls run one at a
-    time). A bad spec fails here, before any index is made.
+    ``method`` is any spec the parser accepts (``"tagger"``, the default, ``"full"``,
+    ``"sage[g=0.3]"``); ``budget``, ``k``, ``retriever`` and ``reranker`` are the run options
+    of ``ragsieve ask``. ``tagger`` reads every passage given (the caller's retriever already
+    chose them, so ``k`` and ``retriever`` do not apply) and needs no index; any other method
+    runs over a working index: ``index_dir`` keeps it between runs (default: a temporary
+    directory) and ``embedder`` names its embedding model. Safe to share between threads
+    (calls run one at a time). A bad spec fails here, before any model loads.
 
     >>> sel = PoolSelector("sage[g=0.3]", budget=300)
     >>> res = sel.select("Who found the stone?", ["French soldiers found the stone in 1799."])
@@ -162,6 +207,9 @@ class PoolSelector:
         }
         self.spec = check_spec(method, **self.run)
         self.method_name = self.spec.label
+        #: True: the method reads the passages directly (no working index is ever made).
+        self.direct = self.spec.name in DIRECT_METHODS
+        self._config: Any = make_config(method_def(self.spec.name), self.spec.options, self.run)
         self.embedder = embedder
         self.index_dir = Path(index_dir) if index_dir is not None else None
         self._lock = threading.RLock()
@@ -174,17 +222,27 @@ class PoolSelector:
     # ------------------------------------------------------------------ lifecycle
     @property
     def index(self) -> Index:
-        """The working index (made on first use)."""
+        """The working index (made on first use; none for a direct method)."""
+        if self.direct:
+            raise ConfigError(f"{self.method_name} reads passages directly: it has no index")
         self.warm_up()
         assert self._index is not None
         return self._index
 
     def warm_up(self) -> None:
-        """Open (or create) the working index and build the method; the first :meth:`select`
-        does this itself, a server may call it at start-up instead."""
+        """Load the tagger (direct methods), or open (or create) the working index and build
+        the method; the first :meth:`select` does this itself, a server may call it at
+        start-up instead."""
         with self._lock:
+            if self.direct:
+                from ragsieve.methods.tagger import get_tagger
+
+                get_tagger(self._config.model)
+                return
             if self._index is not None:
                 return
+            from ragsieve.index import Index, IndexConfig
+
             cfg = IndexConfig(
                 embedder=self.embedder, sentences=method_needs_sentences(self.spec.name)
             )
@@ -202,6 +260,9 @@ class PoolSelector:
     def _open_persistent(path: Path, cfg: IndexConfig) -> Index:
         """``path`` as a working index: created with ``cfg``, or an existing index that has
         the same embedder and, when the method needs one, a sentence table."""
+        from ragsieve.index import Index
+        from ragsieve.index.store import MANIFEST
+
         if not (path / MANIFEST).is_file():
             return Index.open_or_create(path, cfg)
         index = Index.open(path)
@@ -254,6 +315,9 @@ class PoolSelector:
                 docs.append(Document(id=pid, text=p.text, title=p.title, source="pool"))
         if not docs:
             return PoolResult(question, self.method_name)
+        if self.direct:
+            r = self._select_direct(question, docs)
+            return PoolResult(question, self.method_name, self._pieces(r, owner), r)
         with self._lock:
             self.warm_up()
             assert self._index is not None and self._method is not None
@@ -264,7 +328,44 @@ class PoolSelector:
                 self._known.update(d.id for d in new)
             index_s = time.perf_counter() - t0 if new else 0.0
             r = self._method.retrieve([question], [list(owner)])[0]
-        pieces = [
+        return PoolResult(question, self.method_name, self._pieces(r, owner), r, len(new), index_s)
+
+    def _select_direct(self, question: str, docs: list[Document]) -> Retrieval:
+        """The tagger over each passage's paragraphs, as the ``tagger`` method selects (its
+        threshold, hops, ``min_keep``, ``unit`` and ``budget``), without an index."""
+        from ragsieve.methods.base import scored_trace, selection_trace
+        from ragsieve.methods.tagger import get_tagger, tag_and_select
+
+        c = self._config
+        units = [u for d in docs for u in passage_units(d)]
+        timings: dict[str, float] = {}
+        with self._lock:  # one call at a time, as over a working index
+            tagger = get_tagger(c.model)
+            sel, cands = tag_and_select(
+                tagger,
+                question,
+                units,
+                c.threshold,
+                c.hops,
+                c.min_keep,
+                c.budget,
+                c.unit,
+                timings,
+                c.passage_threshold,
+            )
+        trace: dict[str, Any] = {
+            "method": self.spec.name,
+            "direct": True,
+            "passages": len(docs),
+            "tagger": str(tagger.model_dir),
+            "candidates": scored_trace(cands),
+            **selection_trace(sel),
+        }
+        return Retrieval(question, sel.context, cands, trace, timings)
+
+    @staticmethod
+    def _pieces(r: Retrieval, owner: dict[str, int]) -> list[Piece]:
+        return [
             Piece(
                 text=s.chunk.text,
                 score=float(s.score),
@@ -277,4 +378,3 @@ class PoolSelector:
             for s in r.context.chunks
             if s.chunk.doc_id in owner
         ]
-        return PoolResult(question, self.method_name, pieces, r, len(new), index_s)

@@ -109,3 +109,44 @@ def test_train_fusion_end_to_end_on_tiny_data(tiny_data_dir: Path, tmp_path: Pat
     w = FusionWeights.load(out)
     s = FusionReranker(w).score("How long do cats sleep?", ["Dogs are loyal.", "Cats sleep 16h."])
     assert s.shape == (2,) and np.all((s >= 0) & (s <= 1))
+
+
+def test_dense_cosines_replace_embedding_and_give_the_same_ranking(
+    ens: FusionReranker, sample_index_dir: Path
+) -> None:
+    """rerank() hands the dense retriever's cosines (the index's stored int8 vectors) to the
+    ensemble instead of embedding each chunk again; the scores are those of a fresh embed."""
+    from ragsieve.index import Index
+    from ragsieve.rerank.base import rerank
+    from ragsieve.retrieve import get_retriever
+
+    q = "When did Champollion announce the decipherment?"
+    hits = get_retriever("dense", Index.open(sample_index_dir)).retrieve([q], 6)[0]
+    texts = [h.chunk.text for h in hits]
+    fresh = ens.score(q, texts)
+    reranked = rerank(ens, q, hits)
+    by_id = {s.chunk.id: s.score for s in reranked}
+    np.testing.assert_allclose([by_id[h.chunk.id] for h in hits], fresh, atol=1e-4)
+    known = ens.bi_encoder.cosines(q, texts, [h.scores["dense"] for h in hits])
+    np.testing.assert_allclose(known, ens.bi_encoder.cosines(q, texts, [None] * 6), atol=1e-4)
+
+
+def test_anchored_bm25_of_joined_texts_matches_tokenising_them_whole() -> None:
+    """CARROT's combinations reuse each blank-line piece's cached statistics; the result is
+    the BM25 of the whole text, as if tokenised at once."""
+    from ragsieve.rerank.bm25 import AnchoredBM25, tokenize
+
+    pool = [*TEXTS, "Vienna, Vienna and the Danube.\n\nA river runs through Vienna."]
+    bm = AnchoredBM25(Q, pool)
+    texts = ["\n\n".join(pool[i] for i in order) for order in ((1, 2), (2, 1, 4), (4,), (0,))]
+    got = bm.raw(texts)
+    for text, value in zip(texts, got, strict=True):
+        toks = tokenize(text)
+        norm = bm.k1 * (1 - bm.b + bm.b * len(toks) / bm.avgdl)
+        want = sum(
+            bm.idf[t] * toks.count(t) * (bm.k1 + 1) / (toks.count(t) + norm)
+            for t in bm.terms
+            if t in toks
+        )
+        assert value == pytest.approx(want, rel=1e-12)
+    assert got[0] > 0 and np.array_equal(bm.raw(texts), got)  # cached pieces: same values

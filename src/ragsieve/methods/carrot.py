@@ -139,6 +139,7 @@ class CarrotMethod(Method):
         # "Rerank": the single chunks' benefits, one call (MCTS's root expansion reuses them).
         stop = timed(t, "rerank")
         scorer = BenefitScorer(reranker, q, [s.chunk.text for s in cands])
+        scorer.seed([s.scores.get("dense") for s in cands])  # the index's vectors: no re-embed
         singles = scorer.score([(i,) for i in range(len(cands))]) if cands else []
         order = sorted(range(len(cands)), key=lambda i: -float(singles[i]))
         ranked = [

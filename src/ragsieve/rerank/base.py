@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ragsieve.embed import get_embedder
+from ragsieve.embed import index_embedder
 from ragsieve.errors import ConfigError
 from ragsieve.types import Scored
 
@@ -70,6 +70,13 @@ class CachedCosines:
         inner = getattr(emb, "_tok", None)  # MiniLMOnnxEmbedder: a truncating `tokenizers` one
         return tuple(inner.encode(text).ids) if inner is not None else text
 
+    def seed(self, texts: Sequence[str], cosines: Sequence[float | None]) -> None:
+        """Take cosines already known (a dense retrieval's scores, from the index's stored
+        vectors of the same build) instead of embedding those texts again."""
+        for t, c in zip(texts, cosines, strict=True):
+            if c is not None:
+                self.cache.setdefault(self._key(t), float(c))
+
     def cosines(self, texts: list[str]) -> tuple[np.ndarray, int]:
         from ragsieve.embed.base import SentenceTransformerEmbedder
 
@@ -82,7 +89,7 @@ class CachedCosines:
             new = list(missing.values())
             if isinstance(emb, SentenceTransformerEmbedder):  # fp32: padding-invariant
                 vecs = emb.embed(new)
-            else:  # e.g. int8 ONNX: one text per run, as for the cross-encoder
+            else:  # int8 ONNX: one text per run (as fast as batches on 2 cores here)
                 vecs = np.concatenate([emb.embed([t]) for t in new])
             for k, v in zip(missing, vecs, strict=True):
                 self.cache[k] = float(np.asarray(v, dtype=np.float64) @ self._qvec)
@@ -94,17 +101,36 @@ class CachedCosines:
 
 
 class BiEncoderReranker:
-    """Cosine between query and passage embeddings, clipped to [0, 1]."""
+    """Cosine between query and passage embeddings, clipped to [0, 1].
+
+    ``embedder`` is the index's embedder spec; the cosines come from its query-time build
+    (:func:`~ragsieve.embed.index_embedder`: the int8 ONNX MiniLM for ``minilm``), so scoring
+    never loads torch. The int8 vectors agree with fp32 (cosine > 0.99) and, unlike the
+    cross-encoder, do not depend on the batch (measured: at most 1.2e-7 apart)."""
 
     def __init__(self, embedder: str = "minilm") -> None:
         self.name = "bi-encoder"
-        self.embedder = get_embedder(embedder)
+        self.embedder = index_embedder(embedder)
 
     def score(self, query: str, texts: list[str]) -> np.ndarray:
+        return self.score_known(query, texts, [None] * len(texts))
+
+    def cosines(self, query: str, texts: list[str], known: Sequence[float | None]) -> np.ndarray:
+        """Query-text cosines; a text whose cosine is ``known`` (not None) is not embedded."""
+        out = np.asarray([np.nan if k is None else float(k) for k in known], dtype=np.float64)
+        todo = [i for i, k in enumerate(known) if k is None]
+        if todo:
+            vecs = self.embedder.embed([query, *(texts[i] for i in todo)])
+            out[todo] = vecs[1:] @ vecs[0]
+        return out
+
+    def score_known(
+        self, query: str, texts: list[str], cosines: Sequence[float | None]
+    ) -> np.ndarray:
+        """:meth:`score` with the cosines already known for some texts (see :func:`rerank`)."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
-        vecs = self.embedder.embed([query, *texts])
-        return np.clip(vecs[1:] @ vecs[0], 0.0, 1.0).astype(np.float32)
+        return np.clip(self.cosines(query, texts, cosines), 0.0, 1.0).astype(np.float32)
 
     def anchored(self, query: str, pool: Sequence[str]) -> CachedCosines:
         """Cosines are absolute; anchoring only caches each distinct input's embedding."""
@@ -151,10 +177,21 @@ DEFAULT_RERANKER = "ensemble"
 
 
 def rerank(reranker: Reranker, query: str, candidates: list[Scored]) -> list[Scored]:
-    """Re-score ``candidates`` and sort them best first (ties keep retrieval order)."""
+    """Re-score ``candidates`` and sort them best first (ties keep retrieval order).
+
+    A candidate the dense retriever found carries its cosine (``scores["dense"]``: the query
+    vector against the chunk's stored vector, both written by the index's embedder build,
+    which is the build the bi-encoder and ensemble rerankers score with). A reranker with
+    ``score_known`` takes those cosines instead of embedding the chunk again: that was 3/4 of
+    the ensemble's time on a 10-paragraph pool."""
     if not candidates:
         return []
-    scores = reranker.score(query, [c.chunk.text for c in candidates])
+    texts = [c.chunk.text for c in candidates]
+    known = getattr(reranker, "score_known", None)
+    if callable(known):
+        scores = known(query, texts, [c.scores.get("dense") for c in candidates])
+    else:
+        scores = reranker.score(query, texts)
     rescored = [
         replace(c, score=float(s), scores={**c.scores, "rerank": float(s)})
         for c, s in zip(candidates, scores, strict=True)

@@ -109,7 +109,13 @@ class BM25Reranker:
 
 
 class AnchoredBM25:
-    """Okapi BM25 with idf and average length fixed by the candidate pool."""
+    """Okapi BM25 with idf and average length fixed by the candidate pool.
+
+    CARROT scores concatenations of pool texts joined by blank lines, so the same pieces come
+    back at every MCTS step. A word token never spans a blank line, so a text's tokens are its
+    blank-line pieces' tokens in order: each distinct piece is tokenised once per question
+    (its length and query-term counts cached) and a text's statistics are summed over its
+    pieces, exactly."""
 
     def __init__(
         self, query: str, pool: Sequence[str], k1: float = 1.2, b: float = 0.75, k: float = 5.0
@@ -124,23 +130,37 @@ class AnchoredBM25:
         for term in set(self.terms):
             df = sum(term in set(d) for d in docs)
             self.idf[term] = float(np.log1p((n - df + 0.5) / (df + 0.5)))
-        self._tokenize = tokenize
+        #: piece -> (tokens, counts of the query terms it holds)
+        self._pieces: dict[str, tuple[int, dict[str, int]]] = {}
 
     def score(self, texts: list[str]) -> tuple[np.ndarray, int]:
         raw = self.raw(texts)
         return raw / (raw + self.k), 0
+
+    def _piece(self, piece: str) -> tuple[int, dict[str, int]]:
+        stats = self._pieces.get(piece)
+        if stats is None:
+            toks = tokenize(piece)
+            counts: dict[str, int] = {}
+            for t in toks:
+                if t in self.idf:
+                    counts[t] = counts.get(t, 0) + 1
+            stats = self._pieces[piece] = (len(toks), counts)
+        return stats
 
     def raw(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros(len(texts), dtype=np.float64)
         if not self.terms:
             return out
         for i, text in enumerate(texts):
-            toks = self._tokenize(text)
-            norm = self.k1 * (1.0 - self.b + self.b * len(toks) / self.avgdl)
+            n_toks = 0
             counts: dict[str, int] = {}
-            for t in toks:
-                if t in self.idf:
-                    counts[t] = counts.get(t, 0) + 1
+            for piece in text.split("\n\n"):
+                n, c = self._piece(piece)
+                n_toks += n
+                for t, v in c.items():
+                    counts[t] = counts.get(t, 0) + v
+            norm = self.k1 * (1.0 - self.b + self.b * n_toks / self.avgdl)
             # A repeated query term counts once per occurrence, as BM25Index.scores does.
             out[i] = sum(
                 self.idf[t] * counts[t] * (self.k1 + 1.0) / (counts[t] + norm)

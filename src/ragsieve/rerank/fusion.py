@@ -12,7 +12,8 @@ the pure model.
 Features of a (query, passage) pair inside its candidate list (:data:`FEATURES`):
 
 * ``ce_logit``: the shipped int8 cross-encoder's logit;
-* ``cosine``: the bi-encoder cosine (MiniLM, the index's default embedder);
+* ``cosine``: the bi-encoder cosine (MiniLM, the index's default embedder, in the int8 ONNX
+  build that writes and queries index vectors: no torch at query time);
 * ``bm25``: BM25 over the candidate list, squashed ``s / (s + 5)`` as :class:`BM25Reranker`;
 * ``bm25_rel``: raw BM25 divided by the list's best raw BM25 (0 when no query term occurs):
   how close a passage comes to the best lexical match, which is what makes BM25 strong on
@@ -112,11 +113,14 @@ class FusionReranker:
         self.bi_encoder = BiEncoderReranker(embedder)
         self.bm25 = BM25Reranker()
 
-    def features(self, query: str, texts: list[str]) -> dict[str, np.ndarray]:
-        vecs = self.bi_encoder.embedder.embed([query, *texts])
+    def features(
+        self, query: str, texts: list[str], cosines: Sequence[float | None] | None = None
+    ) -> dict[str, np.ndarray]:
+        """Every feature of ``texts``; ``cosines`` may hold some already (None: embed)."""
+        known = cosines if cosines is not None else [None] * len(texts)
         return list_features(
             self.cross_encoder.logits(query, texts),
-            vecs[1:] @ vecs[0],
+            self.bi_encoder.cosines(query, texts, known),
             self.bm25.raw_scores(query, texts),
             self.bm25.k,
         )
@@ -127,9 +131,16 @@ class FusionReranker:
         return AnchoredFusion(self, query, pool)
 
     def score(self, query: str, texts: list[str]) -> np.ndarray:
+        return self.score_known(query, texts, [None] * len(texts))
+
+    def score_known(
+        self, query: str, texts: list[str], cosines: Sequence[float | None]
+    ) -> np.ndarray:
+        """:meth:`score` with some cosines already known (the dense retriever's; see
+        :func:`~ragsieve.rerank.base.rerank`): those texts are not embedded again."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
-        x = stack(self.features(query, texts), self.weights.features)
+        x = stack(self.features(query, texts, cosines), self.weights.features)
         z = x @ np.asarray(self.weights.coef) + self.weights.intercept
         return (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
 
@@ -148,6 +159,10 @@ class AnchoredFusion:
         self.cos = CachedCosines(rr.bi_encoder.embedder, query)
         self.bm25 = AnchoredBM25(query, self.pool, rr.bm25.k1, rr.bm25.b, rr.bm25.k)
         self._anchor: dict[str, float] | None = None
+
+    def seed(self, texts: Sequence[str], cosines: Sequence[float | None]) -> None:
+        """Cosines already known for some texts (:meth:`CachedCosines.seed`)."""
+        self.cos.seed(texts, cosines)
 
     def share(self, ce: Any = None, cos: Any = None) -> None:
         """Reuse another scorer's model caches for the same query (same models)."""
@@ -240,13 +255,13 @@ def compute_features(
     lists: list[TrainList], embedder: str = "minilm", log: Callable[[str], None] = print
 ) -> list[dict[str, np.ndarray]]:
     """Features of every list; each distinct text is embedded once."""
-    from ragsieve.embed import get_embedder
+    from ragsieve.embed import index_embedder
     from ragsieve.rerank.bm25 import BM25Reranker
     from ragsieve.rerank.cross_encoder import OnnxCrossEncoder
 
     t0 = time.perf_counter()
     texts = list(dict.fromkeys([t.query for t in lists] + [p for t in lists for p in t.passages]))
-    vecs = get_embedder(embedder).embed(texts)
+    vecs = index_embedder(embedder).embed(texts)  # the build the reranker scores with
     row = {t: i for i, t in enumerate(texts)}
     log(f"embedded {len(texts)} texts ({time.perf_counter() - t0:.0f}s)")
     ce, bm25 = OnnxCrossEncoder(), BM25Reranker()

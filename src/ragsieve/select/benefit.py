@@ -79,6 +79,13 @@ class BenefitScorer:
         #: reordered and fresh copies: anchors depend on the pool's set, not its order).
         self.anchored = anchored(reranker, query, self.pool)
 
+    def seed(self, cosines: Sequence[float | None]) -> None:
+        """The pool texts' query cosines where already known (a dense retrieval's scores):
+        a scorer with a cosine cache takes them instead of embedding the texts again."""
+        seed = getattr(self.anchored, "seed", None)
+        if callable(seed):
+            seed(self.pool, cosines)
+
     def reordered(self, perm: Sequence[int]) -> BenefitScorer:
         """The same scorer over ``[pool[i] for i in perm]``, sharing its model caches and
         continuing its counters.

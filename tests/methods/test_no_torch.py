@@ -1,0 +1,39 @@
+"""Answering a question never loads torch: every registered method selects its context, in a
+fresh interpreter, on the int8 ONNX models alone (torch is for training only)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def test_every_method_selects_without_importing_torch(sentence_index_dir: Path) -> None:
+    probe = (
+        "import json, sys\n"
+        "from ragsieve.index import Index\n"
+        "from ragsieve.methods import build_method, known_methods\n"
+        f"index = Index.open({str(sentence_index_dir)!r})\n"
+        "q = 'When did Champollion announce the decipherment of the hieroglyphs?'\n"
+        "picked = {}\n"
+        "for name in known_methods():\n"
+        "    r = build_method(name, index, budget=300).retrieve([q])[0]\n"
+        "    picked[name] = len(r.context.chunks)\n"
+        "heavy = ('torch', 'sentence_transformers', 'transformers')\n"
+        "print(json.dumps({'picked': picked, 'loaded': [m for m in heavy if m in sys.modules]}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    from ragsieve.methods import known_methods
+
+    assert sorted(result["picked"]) == known_methods()
+    assert all(n >= 1 for n in result["picked"].values()), result["picked"]
+    assert result["loaded"] == []
