@@ -241,8 +241,24 @@ def _index_to_write(
     else:
         loaded = load_paths(paths)
     if force:
-        return Index.create(index_dir, cfg, force=True, wait=wait, on_wait=_say), loaded
+        return _rebuilt(index_dir, cfg, wait), loaded
     return Index.open_or_create(index_dir, cfg, wait=wait, on_wait=_say), loaded
+
+
+def _rebuilt(index_dir: str, cfg: Any, wait: float) -> Any:
+    """``--force``: an index that is rebuilt beside the old one and swapped in by its commit
+    (the old one answers until then); a directory with no readable index starts over."""
+    from ragsieve.errors import IndexStoreError
+    from ragsieve.index import Index
+    from ragsieve.index.location import Location
+    from ragsieve.index.store import MANIFEST
+
+    if Location(index_dir).has_file(MANIFEST):
+        try:
+            return Index.open_for_rebuild(index_dir, cfg, wait=wait, on_wait=_say)
+        except IndexStoreError:
+            pass  # unreadable: nothing to keep answering, start over as before
+    return Index.create(index_dir, cfg, force=True, wait=wait, on_wait=_say)
 
 
 def _index_result(index_dir: str, idx: Any, report: Any, skipped: list) -> dict[str, Any]:
@@ -319,7 +335,7 @@ def index(
         bool,
         typer.Option(
             "--force",
-            help="Rebuild the index from scratch: delete its tables (and manifest) first.",
+            help="Rebuild the index from scratch; the old one answers until the new one commits.",
         ),
     ] = False,
     wait: WaitOpt = 60.0,

@@ -370,6 +370,10 @@ class Index:
         #: Seconds a write waits for another writer's lock, and who hears that it waits.
         self.lock_wait: float = DEFAULT_LOCK_WAIT
         self.on_lock_wait: Callable[[str], None] = _log.warning
+        #: Set by :meth:`open_for_rebuild`: the config the next write starts over with.
+        self._rebuild: IndexConfig | None = None
+        #: Tables a rebuild leaves out of the manifest, removed after its commit.
+        self._drop_after_commit: list[str] = []
         self._pin()
 
     # ------------------------------------------------------------------ open / create
@@ -410,6 +414,8 @@ class Index:
         cfg = config or IndexConfig()
         get_segmenter(cfg.chunker, chunk_tokens=cfg.chunk_tokens)  # validate early
         ann_settings()  # a bad RAGSIEVE_ANN_MIN_CHUNKS fails before anything is written
+        # A model that cannot load (a mistyped st: name) fails before anything is removed.
+        embedder = index_embedder(cfg.embedder)
         if p.has_file(MANIFEST) and not force:
             raise IndexStoreError(f"{p} is already an index")
         if p.exists() and not p.is_dir():
@@ -433,7 +439,6 @@ class Index:
                     p.remove_tree(c)
                 else:
                     p.remove_file(c)
-            embedder = index_embedder(cfg.embedder)
             now = time.time()
             manifest = {
                 "format": FORMAT,
@@ -448,18 +453,9 @@ class Index:
                 "created": now,
                 "updated": now,
             }
-            note = {k: manifest[k] for k in ("format_version", "config", "dim", "created")}
-            schema = chunk_schema(embedder.dim).with_metadata({SCHEMA_KEY: json.dumps(note)})
             db = lancedb.connect(p.uri, storage_options=p.storage_options or None)
-            chunks = db.create_table(CHUNKS, schema=schema, mode="overwrite")
-            docs = db.create_table(DOCUMENTS, schema=DOC_SCHEMA, mode="overwrite")
-            tables = {CHUNKS: chunks.version, DOCUMENTS: docs.version}
-            if cfg.sentences:
-                sents = db.create_table(
-                    SENTENCES, schema=sentence_schema(embedder.dim), mode="overwrite"
-                )
-                tables[SENTENCES] = sents.version
-            manifest["tables"] = tables
+            made = _empty_tables(db, cfg, embedder.dim, now)
+            manifest["tables"] = {name: t.version for name, t in made.items()}
             _fault("create_before_manifest")
             _write_manifest(p, manifest)
         idx = cls(p, manifest)
@@ -500,6 +496,33 @@ class Index:
             raise ConfigError(f"index {p} was built with {what}; use a new --index directory")
         return idx
 
+    @classmethod
+    def open_for_rebuild(
+        cls,
+        path: str | Path,
+        config: IndexConfig,
+        storage_options: Mapping[str, str] | None = None,
+        *,
+        wait: float = DEFAULT_LOCK_WAIT,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> Index:
+        """An existing index whose next write starts over with ``config`` (``index --force``).
+
+        The rebuild is one ordinary write: under the lock each table gets a new, empty Lance
+        version (the new schema), the documents are written after it, and the manifest replace
+        commits it. Until then every reader, and the manifest, name the old versions, so a
+        rebuild that fails or is killed leaves the old index answering; the old versions are
+        cleaned up only after the commit, like any write's. The chunker and the embedder are
+        loaded here, before anything is touched.
+        """
+        get_segmenter(config.chunker, chunk_tokens=config.chunk_tokens)
+        ann_settings()
+        index_embedder(config.embedder)
+        idx = cls.open(path, storage_options)
+        idx.lock_wait, idx.on_lock_wait = wait, on_wait or _log.warning
+        idx._rebuild = config
+        return idx
+
     # ------------------------------------------------------------------ reading
     @property
     def _db(self) -> Any:
@@ -538,6 +561,7 @@ class Index:
         if m["tables"] == self.manifest["tables"]:
             return False
         self.manifest = m
+        self.config = IndexConfig(**m["config"])  # a --force rebuild may have changed it
         self._pin()
         return True
 
@@ -723,8 +747,35 @@ class Index:
         """
         ann_settings()  # a bad RAGSIEVE_ANN_MIN_CHUNKS fails here, not after the table writes
         with self._write_lock():
-            yield self._writable_tables()
+            tables = self._writable_tables()
+            if self._rebuild is not None:
+                tables = self._start_over(tables, self._rebuild)
+            try:
+                yield tables
+            finally:
+                if self._rebuild is not None:  # not committed: back to what the manifest says
+                    self.manifest = _read_manifest(self.location)
+                    self.config = IndexConfig(**self.manifest["config"])
+                    self._drop_after_commit = []
         self._pin()
+
+    def _start_over(self, tables: dict[str, Any], cfg: IndexConfig) -> dict[str, Any]:
+        """A new, empty version of every table for ``cfg`` (uncommitted: the manifest still
+        names the old ones), and the in-memory manifest and config the write then uses."""
+        now = time.time()
+        dim = index_embedder(cfg.embedder).dim
+        made = _empty_tables(self._db, cfg, dim, now)
+        self._drop_after_commit = [n for n in tables if n not in made]
+        self.manifest = {
+            **self.manifest,
+            "config": cfg.to_dict(),
+            "dim": dim,
+            "created": now,
+            "ann": None,
+        }
+        self.manifest.pop("n_sentences", None)
+        self.config = cfg
+        return made
 
     @staticmethod
     def _delete_documents(tables: dict[str, Any], doc_ids: Sequence[str]) -> None:
@@ -761,7 +812,7 @@ class Index:
                 getattr(report, status).append(d.id)
                 if status != "unchanged":
                     todo.append(d)
-            if not todo:
+            if not todo and self._rebuild is None:
                 report.seconds = time.perf_counter() - t0
                 return report
             self._delete_documents(tables, report.updated)
@@ -901,11 +952,33 @@ class Index:
         _write_manifest(self.location, manifest)  # the commit point
         _fault("after_manifest_replace")
         self.manifest = manifest
+        self._rebuild = None
+        for name in self._drop_after_commit:  # a rebuild without the old sentence table
+            with contextlib.suppress(Exception):
+                self.location.remove_tree(f"{name}.lance")
+        self._drop_after_commit = []
         for t in tables.values():
             with contextlib.suppress(Exception):  # clean-up is best effort
                 t.to_lance().cleanup_old_versions(older_than=KEEP_OLD_VERSIONS)
         if progress:
             progress("full-text index", 1, 1)
+
+
+def _empty_tables(db: Any, cfg: IndexConfig, dim: int, created: float) -> dict[str, Any]:
+    """Empty tables for ``cfg`` (a new Lance version of each existing one, so the versions a
+    manifest names stay readable); the chunks schema records the config for ``repair``."""
+    note = {"format_version": FORMAT_VERSION, "config": cfg.to_dict(), "dim": dim}
+    note["created"] = created
+    schema = chunk_schema(dim).with_metadata({SCHEMA_KEY: json.dumps(note)})
+    tables = {
+        CHUNKS: db.create_table(CHUNKS, schema=schema, mode="overwrite"),
+        DOCUMENTS: db.create_table(DOCUMENTS, schema=DOC_SCHEMA, mode="overwrite"),
+    }
+    if cfg.sentences:
+        tables[SENTENCES] = db.create_table(
+            SENTENCES, schema=sentence_schema(dim), mode="overwrite"
+        )
+    return tables
 
 
 def _vector_index(
