@@ -48,7 +48,11 @@ def test_jsonl_records_and_errors(tmp_path: Path) -> None:
     f = tmp_path / "c.jsonl"
     f.write_text('{"id": "d1", "title": "T", "text": "Hello."}\n\n{"id": 2, "text": "Hi."}\n')
     docs = read_file(f)
-    assert [(d.id, d.title, d.text) for d in docs] == [("d1", "T", "Hello."), ("2", "", "Hi.")]
+    base = str(f.resolve())
+    assert [(d.id, d.title, d.text) for d in docs] == [
+        (f"{base}#d1", "T", "Hello."),
+        (f"{base}#2", "", "Hi."),
+    ]
     f.write_text('{"id": "d1", "text": "ok"}\n{not json}\n')
     with pytest.raises(InputError, match=r"c.jsonl:2: invalid JSON"):
         read_file(f)

@@ -38,6 +38,15 @@ def _doc_id(path: Path) -> str:
     return str(path.resolve())
 
 
+def jsonl_doc_id(path: Path, record_id: str) -> str:
+    """The document id of a JSONL record: ``<absolute path>#<id>`` (``#<line>`` without one).
+
+    Indexes written before ids were namespaced hold the bare record id; the store renames
+    those on the next write of the same file (:meth:`ragsieve.index.Index.add`).
+    """
+    return f"{_doc_id(path)}#{record_id}"
+
+
 def _read_text(path: Path) -> str:
     try:
         mode = path.stat().st_mode
@@ -91,9 +100,11 @@ def _read_jsonl(path: Path) -> list[Document]:
         rid = obj.get("id", f"{n}")
         if not isinstance(rid, str | int):
             raise InputError(f"{path}:{n}: 'id' must be a string or integer")
-        doc_id = str(rid)
+        # Namespaced by the file, so that two files (or a file and a record) never share an
+        # id and overwrite each other: ``/abs/a.jsonl#7`` (the record's id, else its line).
+        doc_id = jsonl_doc_id(path, str(rid))
         if doc_id in seen:
-            raise InputError(f"{path}:{n}: duplicate id {doc_id!r}")
+            raise InputError(f"{path}:{n}: duplicate id {str(rid)!r}")
         seen.add(doc_id)
         title = obj.get("title") or ""
         if not isinstance(title, str):

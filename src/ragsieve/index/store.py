@@ -806,16 +806,17 @@ class Index:
         report = AddReport()
         with self._writing() as tables:
             known = self.document_hashes_from(tables[DOCUMENTS])
+            renamed = _legacy_jsonl_ids(tables[DOCUMENTS], docs, known)
             todo: list[Document] = []
             for d in docs:
-                status = _status(d.id, _sha256(d.text), known)
+                status = "updated" if d.id in renamed else _status(d.id, _sha256(d.text), known)
                 getattr(report, status).append(d.id)
                 if status != "unchanged":
                     todo.append(d)
             if not todo and self._rebuild is None:
                 report.seconds = time.perf_counter() - t0
                 return report
-            self._delete_documents(tables, report.updated)
+            self._delete_documents(tables, [renamed.get(d, d) for d in report.updated])
             if SENTENCES in tables:
                 report.sentences = SentenceTimings()
             n_chunks, n_tokens = self._write_documents(
@@ -962,6 +963,33 @@ class Index:
                 t.to_lance().cleanup_old_versions(older_than=KEEP_OLD_VERSIONS)
         if progress:
             progress("full-text index", 1, 1)
+
+
+def _legacy_jsonl_ids(
+    documents: Any, docs: Sequence[Document], known: Mapping[str, str]
+) -> dict[str, str]:
+    """New JSONL id -> the bare id an index written before ids were namespaced by file holds
+    for the same record (``7`` for ``/abs/a.jsonl#7``), so a write renames it instead of
+    keeping both. Only a stored document that came from the same file (its ``source`` is
+    ``/abs/a.jsonl:LINE``) is taken for the record."""
+    want: dict[str, str] = {}
+    for d in docs:
+        path, sep, rid = d.id.rpartition("#")
+        if sep and path and d.id not in known and rid in known:
+            want[rid] = d.id
+    if not want:
+        return {}
+    ds = documents.to_lance() if hasattr(documents, "to_lance") else documents
+    out: dict[str, str] = {}
+    olds = list(want)
+    for i in range(0, len(olds), 500):
+        batch = olds[i : i + 500]
+        rows = ds.to_table(columns=["doc_id", "source"], filter=_in_clause("doc_id", batch))
+        for old, source in zip(rows["doc_id"].to_pylist(), rows["source"].to_pylist(), strict=True):
+            new = want[old]
+            if (source or "").rpartition(":")[0] == new.rpartition("#")[0]:
+                out[new] = old
+    return out
 
 
 def _empty_tables(db: Any, cfg: IndexConfig, dim: int, created: float) -> dict[str, Any]:
