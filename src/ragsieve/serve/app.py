@@ -344,19 +344,30 @@ class ServerState:
         #: What has been loaded, in order (``/health``'s ``loaded``).
         self.loaded: list[str] = []
         if preload:
-            # Load the query embedder now (and run it once): not on the first request, and
-            # never twice because two first requests raced through get_embedder's cache. It is
-            # the int8 ONNX build for a MiniLM index, so no torch is imported here.
-            qe = self._index.embedder
-            qe.embed(["warm-up"])
-            self.loaded.append(f"query embedder {qe.name}")
-            load = getattr(llm, "load", None)
-            if callable(load):
-                load()
-            self.loaded.append(f"llm {self.llm_name}")
-            # The default method's own models (a reranker, the tagger) load here too.
-            self.method(None, self._index)
-            self.loaded.append(f"method {self.default_method_label()}")
+            try:
+                # Load the query embedder now (and run it once): not on the first request, and
+                # never twice because two first requests raced through get_embedder's cache. It is
+                # the int8 ONNX build for a MiniLM index, so no torch is imported here.
+                qe = self._index.embedder
+                qe.embed(["warm-up"])
+                # The default method's own models (a reranker, the tagger) load here too,
+                # before the LLM: a method the index cannot serve must fail before llama.cpp
+                # starts its server threads (stopping them right after start can block in
+                # accept(): issue 32's `serve --config` hang).
+                self.method(None, self._index)
+                load = getattr(llm, "load", None)
+                if callable(load):
+                    load()
+                self.loaded += [
+                    f"query embedder {qe.name}",
+                    f"llm {self.llm_name}",
+                    f"method {self.default_method_label()}",
+                ]
+            except BaseException:
+                close = getattr(llm, "close", None)
+                if callable(close):
+                    close()
+                raise
         self.llm = _thread_safe_llm(llm)
 
     def default_method_label(self) -> str:
