@@ -33,6 +33,16 @@ def _nonempty_index(value: str) -> str:
     return value
 
 
+def _text(value: str) -> str:
+    """A query or question must be text: bytes that are not UTF-8 (a shell's raw argument)
+    arrive as lone surrogates, which no tokenizer, index filter or JSON output can take."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise typer.BadParameter("is not valid UTF-8 text") from None
+    return value
+
+
 IndexOpt = Annotated[
     str,
     typer.Option(
@@ -117,10 +127,15 @@ def _writable_target(path: Path, what: str, is_dir: bool = False) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"{what} {path}: cannot create {folder}: {e.strerror or e}") from e
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(f"{what} {path}: {folder} is not a writable directory")
-    if not is_dir and path.is_dir():
-        raise InputError(f"{what} {path}: is a directory")
+    try:
+        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            raise InputError(f"{what} {path}: {folder} is not a writable directory")
+        if not is_dir and path.is_dir():
+            raise InputError(f"{what} {path}: is a directory")
+        if len(os.fsencode(path.name)) > os.pathconf(folder, "PC_NAME_MAX"):
+            raise InputError(f"{what}: the file name is too long ({len(path.name)} characters)")
+    except OSError as e:  # a name too long for the file system, and the like
+        raise InputError(f"{what} {path}: {e.strerror or e}") from e
     return path
 
 
@@ -290,6 +305,7 @@ def index(
         typer.Option(
             "--chunk-tokens",
             min=8,
+            max=100_000,
             help="Max tokens per chunk (fixed 200, paragraph 512, sage 400).",
         ),
     ] = None,
@@ -386,7 +402,7 @@ def _snippet(text: str, n: int = 160) -> str:
 
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for.")],
+    query: Annotated[str, typer.Argument(help="What to look for.", callback=_text)],
     index_dir: IndexOpt,
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Results.")] = 10,
     retriever: MethodRetrieverOpt = None,
@@ -440,7 +456,7 @@ def search(
 
 @app.command()
 def ask(
-    question: Annotated[str, typer.Argument(help="The question.")],
+    question: Annotated[str, typer.Argument(help="The question.", callback=_text)],
     index_dir: IndexOpt,
     method: Annotated[
         str | None,
@@ -495,7 +511,7 @@ def ask(
 
 @app.command()
 def explain(
-    question: Annotated[str, typer.Argument(help="The question.")],
+    question: Annotated[str, typer.Argument(help="The question.", callback=_text)],
     index_dir: IndexOpt,
     method: Annotated[
         str | None,
@@ -597,7 +613,8 @@ def eval_cmd(
         str, typer.Option(help="Chunker of the evaluation index: fixed | paragraph | sage.")
     ] = "fixed",
     chunk_tokens: Annotated[
-        int | None, typer.Option(min=8, help="Chunk size in tokens (default: the chunker's).")
+        int | None,
+        typer.Option(min=8, max=100_000, help="Chunk size in tokens (default: the chunker's)."),
     ] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Answer length cap.")] = 64,
     total_budget: TotalBudgetOpt = None,

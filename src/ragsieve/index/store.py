@@ -147,6 +147,9 @@ def ann_settings() -> AnnSettings:
 #: chunk, SAKI-RAG) only uses its cap for run-on sentences.
 DEFAULT_CHUNK_TOKENS = {"fixed": 200, "paragraph": 512, "sage": 400, "sentences": 200}
 
+#: Largest chunk size accepted (an embedder reads at most a few hundred tokens anyway).
+MAX_CHUNK_TOKENS = 100_000
+
 Progress = Callable[[str, int, int], None]
 """Progress callback: (stage, done, total)."""
 
@@ -183,6 +186,9 @@ class IndexConfig:
         if self.chunk_tokens is None:
             size = DEFAULT_CHUNK_TOKENS.get(self.chunker, DEFAULT_CHUNK_TOKENS["fixed"])
             object.__setattr__(self, "chunk_tokens", size)
+        n = self.chunk_tokens
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_CHUNK_TOKENS:
+            raise ConfigError(f"chunk_tokens must be 1..{MAX_CHUNK_TOKENS}, got {n!r}")
         if not isinstance(self.sentences, bool):
             raise ConfigError(f"sentences must be true or false, got {self.sentences!r}")
         if isinstance(self.alpha, int):
@@ -553,6 +559,14 @@ class Index:
                 else:
                     why = f"cannot be read at version {version} ({str(e).splitlines()[0]})"
                 raise IndexStoreError(f"index {self.path} is corrupt: table {name!r} {why}") from e
+        want = {CHUNKS: {*CHUNK_COLUMNS, "vector"}, DOCUMENTS: set(DOC_SCHEMA.names)}
+        for name, columns in want.items():
+            missing = sorted(columns - set(tables[name].schema.names))
+            if missing:
+                raise IndexStoreError(
+                    f"index {self.path} is corrupt: table {name!r} is not a ragsieve table "
+                    f"(no column {', '.join(missing)})"
+                )
         self._tables = tables
 
     def reload(self) -> bool:
@@ -1104,18 +1118,77 @@ def _read_manifest(where: Location | str | Path) -> dict[str, Any]:
             f"index {p} was written by a newer ragsieve (format {m['format_version']})"
         )
     try:
+        _check_manifest(m)
         IndexConfig(**m["config"])
-        {str(k): int(v) for k, v in m["tables"].items()}
-        for key in ("n_documents", "n_chunks", "n_tokens", "updated"):
-            if isinstance(m[key], bool) or not isinstance(m[key], int | float):
-                raise TypeError(f"{key} is not a number")
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, ConfigError) as e:
         why = f"missing field {e.args[0]}" if isinstance(e, KeyError) else str(e)
         raise IndexStoreError(
             f"index {p} is corrupt: bad {MANIFEST} ({why}); "
             f"rebuild it with `ragsieve repair --index {p}`"
         ) from e
     return m
+
+
+def _is_int(v: Any, lo: int = 0) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= lo
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+#: The manifest's keys and what each must hold (``_check_manifest``); ``ann`` is checked apart.
+_MANIFEST_KEYS: dict[str, Callable[[Any], bool]] = {
+    "format_version": lambda v: _is_int(v, 1),
+    "config": lambda v: isinstance(v, dict),
+    "dim": lambda v: _is_int(v, 1),
+    "tables": lambda v: isinstance(v, dict),
+    "n_documents": _is_int,
+    "n_chunks": _is_int,
+    "n_tokens": _is_int,
+    "updated": _is_number,
+}
+_CONFIG_KEYS: dict[str, Callable[[Any], bool]] = {
+    "embedder": lambda v: isinstance(v, str) and bool(v),
+    "chunker": lambda v: isinstance(v, str) and bool(v),
+    "chunk_tokens": lambda v: _is_int(v, 1),
+    "sentences": lambda v: isinstance(v, bool),
+    "sentence_passage": lambda v: isinstance(v, str),
+    "pareto_context": lambda v: isinstance(v, str),
+    "alpha": _is_number,
+    "links": _is_int,
+    "link_distance": _is_int,
+}
+_ANN_KEYS = ("index_type", "m", "ef_construction", "ef", "num_partitions", "nprobes")
+
+
+def _check_manifest(m: dict[str, Any]) -> None:
+    """Validate the manifest's shape before anything uses it; the error names the bad key
+    (a ``tables`` list, a numeric ``embedder``, a bogus ``ann`` were tracebacks)."""
+    for key, ok in _MANIFEST_KEYS.items():
+        if key not in m:
+            raise KeyError(key)
+        if not ok(m[key]):
+            raise TypeError(f"{key} is {json.dumps(m[key])[:40]}")
+    for key, value in m["config"].items():
+        if key in _CONFIG_KEYS and not _CONFIG_KEYS[key](value):  # IndexConfig checks names
+            raise TypeError(f"config.{key} is {json.dumps(value)[:40]}")
+    tables = m["tables"]
+    for name in (CHUNKS, DOCUMENTS):
+        if name not in tables:
+            raise KeyError(f"tables.{name}")
+    for name, version in tables.items():
+        if name not in (CHUNKS, DOCUMENTS, SENTENCES) or not _is_int(version, 1):
+            raise TypeError(f"tables.{name} is {json.dumps(version)[:40]}")
+    ann = m.get("ann")
+    if ann is not None:
+        if not isinstance(ann, dict):
+            raise TypeError(f"ann is {json.dumps(ann)[:40]}")
+        for key in _ANN_KEYS:
+            if key != "index_type" and not _is_int(ann.get(key), 1):
+                raise TypeError(f"ann.{key} is {json.dumps(ann.get(key))[:40]}")
+        if ann.get("index_type") != AnnSettings.index_type:
+            raise TypeError(f"ann.index_type is {json.dumps(ann.get('index_type'))[:40]}")
 
 
 def _write_manifest(where: Location | str | Path, manifest: dict[str, Any]) -> None:
