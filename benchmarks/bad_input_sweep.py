@@ -1238,6 +1238,8 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None, help="Also write the rows here.")
     ap.add_argument("--issue32", action="store_true", help="Only issue 32's cases (181).")
     args = ap.parse_args()
+    # shutil.rmtree recurses once per folder level (Python 3.11): the 1,500-deep cases need room.
+    sys.setrecursionlimit(10_000)
     llm = {k: _llm_server(k) for k in ("garbage", "nochoices", "401", "500", "hang", "badcontent")}
     busy_sock = socket.socket()
     busy_sock.bind(("127.0.0.1", 0))
