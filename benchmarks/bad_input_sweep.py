@@ -889,8 +889,6 @@ def issue32_cases() -> list[Case]:
         ("nested 1,000 deep", '{"text": "a", "x": ' + "[" * 1000 + "]" * 1000 + "}"),
         ("5,000-digit number", '{"text": "a", "n": ' + "9" * 5000 + "}"),
         ("5,000-digit id", '{"text": "a", "id": ' + "9" * 5000 + "}"),
-        ("1e999 float", '{"text": "a", "n": 1e999}'),
-        ("NaN literal", '{"text": "a", "n": NaN}'),
         ("lone \\ud800 in text", '{"text": "a \\ud800 b"}'),
         ("lone \\udfff in title", '{"text": "a", "title": "\\udfff"}'),
         ("lone surrogate in id", '{"text": "a", "id": "\\ud834"}'),
@@ -902,7 +900,6 @@ def issue32_cases() -> list[Case]:
         ("null record", "null"),
         ("string record", '"just text"'),
         ("trailing garbage", '{"text": "a"} x'),
-        ("NUL escape in text", '{"text": "a\\u0000b"}'),
     ]:
         add(Case("jsonl", label, ["index", "{tmp}/r.jsonl", *I], 2, _write("r.jsonl", row + "\n")))
     for label, rows, code in [
@@ -914,6 +911,10 @@ def issue32_cases() -> list[Case]:
         ("BOM then records", None, 0),
         ("id equal to an indexed path", [{"id": DOC, "text": "Not the stone."}], 0),
         ("blank lines only", [""], 2),
+        # Valid JSON: fields other than id, title and text are ignored, a \u0000 is text.
+        ("1e999 in an ignored field", ['{"text": "a", "n": 1e999}'], 0),
+        ("NaN in an ignored field", ['{"text": "a", "n": NaN}'], 0),
+        ("NUL escape in text", ['{"text": "a\\u0000b"}'], 0),
     ]:
         data = "\ufeff" + _jsonl([{"text": "a"}]) if rows is None else _jsonl(rows)
         add(
@@ -932,7 +933,8 @@ def issue32_cases() -> list[Case]:
         )
     )
     add(Case("query", "whitespace-only query", ["search", " \t ", *I], 2))
-    add(Case("query", "200,000-character query", ["search", "stone " * 33_000, *I], 0))
+    # One argument may hold at most 128 KiB on Linux (MAX_ARG_STRLEN).
+    add(Case("query", "96,000-character query", ["search", "stone " * 16_000, *I], 0))
     add(Case("query", "control characters", ["search", "stone\x1b[31m\x07", *I], 0))
     # --- method specs
     for spec in [
@@ -1237,6 +1239,7 @@ def main() -> None:
     ap.add_argument("--only", default="", help="Run only cases whose area or name has this.")
     ap.add_argument("--json", type=Path, default=None, help="Also write the rows here.")
     ap.add_argument("--issue32", action="store_true", help="Only issue 32's cases (181).")
+    ap.add_argument("--start", type=int, default=1, help="Resume at case number N.")
     args = ap.parse_args()
     # shutil.rmtree recurses once per folder level (Python 3.11): the 1,500-deep cases need room.
     sys.setrecursionlimit(10_000)
@@ -1261,6 +1264,8 @@ def main() -> None:
         )
         print("|---:|---|---|---:|---:|---|---|---|---|---:|---|")
         for i, case in enumerate(all_cases, 1):
+            if i < args.start:
+                continue
             r = run_case(case, base, busy)
             rows.append(r)
             yn = {True: "yes", False: "no"}
