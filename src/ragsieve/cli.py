@@ -99,6 +99,8 @@ def _spec(method: str | None, config: Path | None, default: str) -> Any:
 
     if method is not None and config is not None:
         raise InputError("give --method or --config, not both")
+    if method is not None and not method.strip():
+        raise InputError("--method is empty: give a method spec such as naive or 'sage[min_k=3]'")
     if config is not None:
         return spec_from_toml(config)
     return parse_spec(method or default)

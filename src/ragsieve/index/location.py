@@ -89,6 +89,8 @@ class Location:
             from pyarrow import fs
 
             url = str(where).rstrip("/")
+            if not str(where).split("://", 1)[1].strip("/"):
+                raise IndexStoreError(f"index location {where} names no bucket or path")
             self.uri = url
             self.display = url
             self.path: Path | None = None

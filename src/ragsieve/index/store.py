@@ -1109,10 +1109,15 @@ def _read_manifest(where: Location | str | Path) -> dict[str, Any]:
         raise IndexStoreError(f"{p} is not a ragsieve index (no {MANIFEST})")
     try:
         m = json.loads(p.read_text(MANIFEST))
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         raise IndexStoreError(f"index {p} is corrupt: unreadable {MANIFEST}") from e
     if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise IndexStoreError(f"index {p} is corrupt: {MANIFEST} is not a ragsieve manifest")
+    if not _is_int(m.get("format_version", 0)):
+        raise IndexStoreError(
+            f"index {p} is corrupt: bad {MANIFEST} (format_version is "
+            f"{json.dumps(m.get('format_version'))[:40]})"
+        )
     if m.get("format_version", 0) > FORMAT_VERSION:
         raise IndexStoreError(
             f"index {p} was written by a newer ragsieve (format {m['format_version']})"
