@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,7 +52,11 @@ def test_jsonl_records_and_errors(tmp_path: Path) -> None:
     f = tmp_path / "c.jsonl"
     f.write_text('{"id": "d1", "title": "T", "text": "Hello."}\n\n{"id": 2, "text": "Hi."}\n')
     docs = read_file(f)
-    assert [(d.id, d.title, d.text) for d in docs] == [("d1", "T", "Hello."), ("2", "", "Hi.")]
+    base = str(f.resolve())
+    assert [(d.id, d.title, d.text) for d in docs] == [
+        (f"{base}#d1", "T", "Hello."),
+        (f"{base}#2", "", "Hi."),
+    ]
     f.write_text('{"id": "d1", "text": "ok"}\n{not json}\n')
     with pytest.raises(InputError, match=r"c.jsonl:2: invalid JSON"):
         read_file(f)
@@ -64,3 +72,93 @@ def test_crlf_is_normalised(tmp_path: Path) -> None:
     f = tmp_path / "w.txt"
     f.write_bytes(b"Line one.\r\nLine two.\r\n")
     assert read_file(f)[0].text == "Line one.\nLine two.\n"
+
+
+# ------------------------------------------------------------------ issue 32: bounded input
+def test_non_utf8_file_names_get_an_escaped_id(tmp_path: Path) -> None:
+    folder = os.fsencode(tmp_path / "d")
+    os.makedirs(folder)
+    with open(os.path.join(folder, b"bad\xffname.md"), "w") as f:
+        f.write("# Zebras\nStripes.\n")
+    (tmp_path / "d" / "ok.md").write_text("Giraffes.\n")
+    loaded = load_paths([tmp_path / "d"])
+    ids = sorted(d.id for d in loaded.documents)
+    assert ids[0].endswith("bad\\xffname.md") and ids[1].endswith("ok.md")
+    for d in loaded.documents:  # storable and printable
+        (d.id + d.title + d.source).encode("utf-8")
+
+
+def test_whitespace_runs_are_cut_when_read(tmp_path: Path) -> None:
+    f = tmp_path / "w.txt"
+    f.write_text("Start. " + " " * 1_000_000 + "End.\n\n" + "\n" * 5000 + "After.")
+    text = read_file(f)[0].text
+    assert len(text) < 500 and text.startswith("Start. ") and "End.\n\nAfter." in text
+    j = tmp_path / "w.jsonl"
+    j.write_text(json.dumps({"text": "a" + "\t" * 100_000 + "b"}) + "\n")
+    assert len(read_file(j)[0].text) <= 202
+
+
+def test_deep_and_unreadable_folders_are_reported_not_fatal(tmp_path: Path) -> None:
+    top = tmp_path / "deep"
+    top.mkdir()
+    (top / "top.md").write_text("Top.\n")
+    cur = os.open(top, os.O_RDONLY)
+    for _ in range(1500):  # deeper than Python's recursion limit
+        os.mkdir("d", dir_fd=cur)
+        nxt = os.open("d", os.O_RDONLY, dir_fd=cur)
+        os.close(cur)
+        cur = nxt
+    os.close(cur)
+    try:
+        loaded = load_paths([top])
+    finally:
+        _rmtree_deep(top)  # pytest's own clean-up of tmp_path would hit the recursion limit
+    assert [Path(d.id).name for d in loaded.documents] == ["top.md"]
+    assert len(loaded.skipped) == 1 and "levels deep" in loaded.skipped[0][1]
+
+
+def _rmtree_deep(path: Path) -> None:
+    """shutil.rmtree recurses once per level (Python 3.11): give it room for 1,500."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 10_000))
+    try:
+        shutil.rmtree(path)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a mode-000 folder anyway")
+def test_a_mode_000_subfolder_is_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "d" / "locked").mkdir(parents=True)
+    (tmp_path / "d" / "a.md").write_text("A.\n")
+    os.chmod(tmp_path / "d" / "locked", 0)
+    try:
+        loaded = load_paths([tmp_path / "d"])
+    finally:
+        os.chmod(tmp_path / "d" / "locked", 0o755)
+    assert len(loaded.documents) == 1
+    assert loaded.skipped and "permission denied" in loaded.skipped[0][1]
+
+
+@pytest.mark.parametrize(
+    ("row", "fragment"),
+    [
+        ('{"text": "a", "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+        ('{"text": "a", "n": ' + "9" * 5000 + "}", "invalid JSON"),
+        ('{"text": "a \\ud800 b"}', "lone surrogate"),
+        ('{"text": "a", "title": "\\udfff"}', "lone surrogate"),
+        ('{"text": "a", "id": "\\ud834"}', "lone surrogate"),
+    ],
+)
+def test_jsonl_bounds(tmp_path: Path, row: str, fragment: str) -> None:
+    f = tmp_path / "r.jsonl"
+    f.write_text(row + "\n")
+    with pytest.raises(InputError, match=fragment):
+        read_file(f)
+
+
+def test_a_nul_byte_anywhere_marks_a_file_binary(tmp_path: Path) -> None:
+    f = tmp_path / "n.txt"
+    f.write_text("a" * 9000 + "\x00b")
+    with pytest.raises(InputError, match="NUL"):
+        read_file(f)

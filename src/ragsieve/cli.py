@@ -57,6 +57,16 @@ def _nonempty_index(value: str) -> str:
     return value
 
 
+def _text(value: str) -> str:
+    """A query or question must be text: bytes that are not UTF-8 (a shell's raw argument)
+    arrive as lone surrogates, which no tokenizer, index filter or JSON output can take."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise typer.BadParameter("is not valid UTF-8 text") from None
+    return value
+
+
 IndexOpt = Annotated[
     str,
     typer.Option(
@@ -124,6 +134,8 @@ def _spec(method: str | None, config: Path | None, default: str | None = None) -
 
     if method is not None and config is not None:
         raise InputError("give --method or --config, not both")
+    if method is not None and not method.strip():
+        raise InputError("--method is empty: give a method spec such as naive or 'sage[min_k=3]'")
     if config is not None:
         return spec_from_toml(config)
     return parse_spec(method or default or DEFAULT_METHOD)
@@ -157,10 +169,15 @@ def _writable_target(path: Path, what: str, is_dir: bool = False) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"{what} {path}: cannot create {folder}: {e.strerror or e}") from e
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(f"{what} {path}: {folder} is not a writable directory")
-    if not is_dir and path.is_dir():
-        raise InputError(f"{what} {path}: is a directory")
+    try:
+        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            raise InputError(f"{what} {path}: {folder} is not a writable directory")
+        if not is_dir and path.is_dir():
+            raise InputError(f"{what} {path}: is a directory")
+        if len(os.fsencode(path.name)) > os.pathconf(folder, "PC_NAME_MAX"):
+            raise InputError(f"{what}: the file name is too long ({len(path.name)} characters)")
+    except OSError as e:  # a name too long for the file system, and the like
+        raise InputError(f"{what} {path}: {e.strerror or e}") from e
     return path
 
 
@@ -309,8 +326,24 @@ def _index_to_write(
     else:
         loaded = load_paths(paths)
     if force:
-        return Index.create(index_dir, cfg, force=True, wait=wait, on_wait=_say), loaded
+        return _rebuilt(index_dir, cfg, wait), loaded
     return Index.open_or_create(index_dir, cfg, wait=wait, on_wait=_say), loaded
+
+
+def _rebuilt(index_dir: str, cfg: Any, wait: float) -> Any:
+    """``--force``: an index that is rebuilt beside the old one and swapped in by its commit
+    (the old one answers until then); a directory with no readable index starts over."""
+    from ragsieve.errors import IndexStoreError
+    from ragsieve.index import Index
+    from ragsieve.index.location import Location
+    from ragsieve.index.store import MANIFEST
+
+    if Location(index_dir).has_file(MANIFEST):
+        try:
+            return Index.open_for_rebuild(index_dir, cfg, wait=wait, on_wait=_say)
+        except IndexStoreError:
+            pass  # unreadable: nothing to keep answering, start over as before
+    return Index.create(index_dir, cfg, force=True, wait=wait, on_wait=_say)
 
 
 def _index_result(index_dir: str, idx: Any, report: Any, skipped: list) -> dict[str, Any]:
@@ -342,6 +375,7 @@ def index(
         typer.Option(
             "--chunk-tokens",
             min=8,
+            max=100_000,
             help="Max tokens per chunk (fixed 200, paragraph 512, sage 400).",
         ),
     ] = None,
@@ -387,7 +421,7 @@ def index(
         bool,
         typer.Option(
             "--force",
-            help="Rebuild the index from scratch: delete its tables (and manifest) first.",
+            help="Rebuild the index from scratch; the old one answers until the new one commits.",
         ),
     ] = False,
     keep_missing: Annotated[
@@ -471,7 +505,7 @@ def _snippet(text: str, n: int = 160) -> str:
 
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for.")],
+    query: Annotated[str, typer.Argument(help="What to look for.", callback=_text)],
     index_dir: IndexOpt,
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Results.")] = 10,
     retriever: MethodRetrieverOpt = None,
@@ -555,7 +589,7 @@ def _where(chunk: Any, where: dict[str, str] | None = None) -> str:
 
 @app.command()
 def ask(
-    question: Annotated[str, typer.Argument(help="The question.")],
+    question: Annotated[str, typer.Argument(help="The question.", callback=_text)],
     index_dir: IndexOpt,
     method: Annotated[
         str | None,
@@ -696,7 +730,7 @@ def _compare(
 
 @app.command()
 def explain(
-    question: Annotated[str, typer.Argument(help="The question.")],
+    question: Annotated[str, typer.Argument(help="The question.", callback=_text)],
     index_dir: IndexOpt,
     method: Annotated[
         str | None,
@@ -799,7 +833,8 @@ def eval_cmd(
         str, typer.Option(help="Chunker of the evaluation index: fixed | paragraph | sage.")
     ] = "fixed",
     chunk_tokens: Annotated[
-        int | None, typer.Option(min=8, help="Chunk size in tokens (default: the chunker's).")
+        int | None,
+        typer.Option(min=8, max=100_000, help="Chunk size in tokens (default: the chunker's)."),
     ] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Answer length cap.")] = 64,
     total_budget: TotalBudgetOpt = None,

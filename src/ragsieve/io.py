@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import re
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -36,9 +38,43 @@ class LoadReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
+def printable(text: str) -> str:
+    """``text`` with the bytes of a non-UTF-8 file name (Python's surrogate escapes) written
+    as ``\\xff``: an id, title or message that can be stored and printed."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _doc_id(path: Path) -> str:
     # Absolute paths keep ids stable whatever the working directory of a later re-index.
-    return str(path.resolve())
+    return printable(str(path.resolve()))
+
+
+#: Whitespace runs longer than this are cut to it when a file is read: a million spaces
+#: overflow the BPE tokenizer's stack (tiktoken panics), and no text needs them.
+MAX_WHITESPACE_RUN = 200
+_LONG_SPACE = re.compile(rf"\s{{{MAX_WHITESPACE_RUN + 1},}}")
+
+
+def _collapse_space(text: str) -> str:
+    """Shorten whitespace runs over :data:`MAX_WHITESPACE_RUN` characters (paragraph breaks
+    kept as two newlines, other runs as their first characters)."""
+    if len(text) <= MAX_WHITESPACE_RUN:
+        return text
+
+    def cut(m: re.Match[str]) -> str:
+        run = m.group(0)
+        return "\n\n" if run.count("\n") >= 2 else run[:MAX_WHITESPACE_RUN]
+
+    return _LONG_SPACE.sub(cut, text)
+
+
+def jsonl_doc_id(path: Path, record_id: str) -> str:
+    """The document id of a JSONL record: ``<absolute path>#<id>`` (``#<line>`` without one).
+
+    Indexes written before ids were namespaced hold the bare record id; the store renames
+    those on the next write of the same file (:meth:`ragsieve.index.Index.add`).
+    """
+    return f"{_doc_id(path)}#{record_id}"
 
 
 def _check_regular(path: Path) -> None:
@@ -57,7 +93,7 @@ def _read_text(path: Path) -> str:
         raw = path.read_bytes()
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror}") from e
-    if b"\x00" in raw[:8192]:
+    if b"\x00" in raw:  # anywhere, not only in the first 8 KB: Lance and Arrow keep text
         raise InputError(f"{path} looks binary (NUL bytes); only UTF-8 text is indexed")
     try:
         text = raw.decode("utf-8-sig")
@@ -65,7 +101,7 @@ def _read_text(path: Path) -> str:
         raise InputError(f"{path} is not valid UTF-8 (byte {e.start}); convert it first") from e
     if not text.strip():
         raise InputError(f"{path} is empty")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return _collapse_space(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def _title_of(path: Path, text: str) -> str:
@@ -90,6 +126,10 @@ def _read_jsonl(path: Path) -> list[Document]:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(f"{path}:{n}: invalid JSON ({e.msg})") from e
+        except RecursionError as e:
+            raise InputError(f"{path}:{n}: JSON nested too deeply") from e
+        except ValueError as e:  # a number past Python's digit limit
+            raise InputError(f"{path}:{n}: invalid JSON ({str(e).splitlines()[0]})") from e
         if not isinstance(obj, dict):
             raise InputError(f"{path}:{n}: expected an object with id, title, text")
         body = obj.get("text")
@@ -98,19 +138,27 @@ def _read_jsonl(path: Path) -> list[Document]:
         rid = obj.get("id", f"{n}")
         if not isinstance(rid, str | int):
             raise InputError(f"{path}:{n}: 'id' must be a string or integer")
-        doc_id = str(rid)
+        # Namespaced by the file, so that two files (or a file and a record) never share an
+        # id and overwrite each other: ``/abs/a.jsonl#7`` (the record's id, else its line).
+        doc_id = jsonl_doc_id(path, str(rid))
         if doc_id in seen:
-            raise InputError(f"{path}:{n}: duplicate id {doc_id!r}")
+            raise InputError(f"{path}:{n}: duplicate id {str(rid)!r}")
         seen.add(doc_id)
         title = obj.get("title") or ""
         if not isinstance(title, str):
             raise InputError(f"{path}:{n}: 'title' must be a string")
+        for key, value in (("id", doc_id), ("title", title), ("text", body)):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise InputError(f"{path}:{n}: '{key}' holds a lone surrogate (\\u escape)") from e
+        body = _collapse_space(body)
         docs.append(
             Document(
                 id=doc_id,
                 text=body.replace("\r\n", "\n"),
                 title=title,
-                source=f"{path.resolve()}:{n}",
+                source=f"{_doc_id(path)}:{n}",
             )
         )
     if not docs:
@@ -134,16 +182,39 @@ def read_file(path: Path) -> list[Document]:
             f"use one of {', '.join(sorted(SUPPORTED))}"
         )
     text = _read_text(path)
-    return [Document(id=_doc_id(path), text=text, title=_title_of(path, text), source=str(path))]
+    title, source = printable(_title_of(path, text)), printable(str(path))
+    return [Document(id=_doc_id(path), text=text, title=title, source=source)]
+
+
+#: Folders nested deeper than this under a given folder are not entered (reported skipped).
+MAX_FOLDER_DEPTH = 64
 
 
 def _walk(folder: Path) -> Iterator[Path]:
-    for p in sorted(folder.rglob("*")):
-        rel = p.relative_to(folder)
-        if any(part.startswith(".") for part in rel.parts):
+    """Every non-hidden entry under ``folder`` that is not a folder, sorted; iterative (no
+    recursion limit), symlinked folders not followed. A folder that cannot be listed or lies
+    deeper than :data:`MAX_FOLDER_DEPTH` is yielded itself, for :func:`read_source` to report."""
+    found: list[Path] = []
+    stack: list[tuple[Path, int]] = [(folder, 0)]
+    while stack:
+        here, depth = stack.pop()
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            found.append(here)
             continue
-        if not p.is_dir():  # pipes and devices too: read_source reports them as skipped
-            yield p
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            p = Path(e.path)
+            if e.is_dir(follow_symlinks=False):
+                if depth + 1 > MAX_FOLDER_DEPTH:
+                    found.append(p)
+                else:
+                    stack.append((p, depth + 1))
+            elif not (e.is_symlink() and p.is_dir()):
+                found.append(p)  # pipes and devices too: read_source reports them as skipped
+    yield from sorted(found)
 
 
 def list_files(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
@@ -171,6 +242,10 @@ def read_source(path: Path, explicit: bool) -> tuple[list[Document], str | None]
 
     An explicitly named file that cannot be read raises :class:`InputError` instead.
     """
+    if not explicit and path.is_dir():  # what _walk could not enter
+        if not os.access(path, os.R_OK | os.X_OK):
+            return [], "cannot read this folder (permission denied)"
+        return [], f"folder nested more than {MAX_FOLDER_DEPTH} levels deep: not read"
     if not explicit and path.suffix.lower() not in SUPPORTED:
         return [], "unsupported file type"
     try:
@@ -209,6 +284,6 @@ def load_paths(paths: Iterable[str | Path]) -> LoadReport:
         docs, skipped = read_source(path, explicit)
         report.documents.extend(docs)
         if skipped is not None:
-            report.skipped.append((str(path), skipped))
+            report.skipped.append((printable(str(path)), skipped))
     check_documents([(d.id, d.source) for d in report.documents], given)
     return report

@@ -26,12 +26,19 @@ import os
 import re
 import shutil
 import socket
+import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from ragsieve.errors import IndexStoreError
+
+#: Seconds to connect to an object store (and GCS's retry limit), and per request: with no
+#: network an index URL fails in seconds instead of hanging for minutes.
+CONNECT_TIMEOUT_S = 10.0
+REQUEST_TIMEOUT_S = 60.0
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 
@@ -60,7 +67,12 @@ def _s3_filesystem(options: Mapping[str, str]) -> Any:
         kwargs["endpoint_override"] = host or scheme
         if host:
             kwargs["scheme"] = scheme
-    return fs.S3FileSystem(**kwargs)
+    return fs.S3FileSystem(
+        connect_timeout=CONNECT_TIMEOUT_S,
+        request_timeout=REQUEST_TIMEOUT_S,
+        retry_strategy=fs.AwsStandardS3RetryStrategy(max_attempts=2),
+        **kwargs,
+    )
 
 
 class Location:
@@ -77,15 +89,30 @@ class Location:
             from pyarrow import fs
 
             url = str(where).rstrip("/")
+            if not str(where).split("://", 1)[1].strip("/"):
+                raise IndexStoreError(f"index location {where} names no bucket or path")
             self.uri = url
             self.display = url
             self.path: Path | None = None
             scheme = url.split("://", 1)[0].lower()
-            if scheme in {"s3", "s3a"} and self.storage_options:
-                self._fs = _s3_filesystem(self.storage_options)
-                self._root = url.split("://", 1)[1]
-            else:
-                self._fs, self._root = fs.FileSystem.from_uri(url)
+            try:
+                if scheme in {"s3", "s3a"}:
+                    self._fs = _s3_filesystem(self.storage_options)
+                    self._root = url.split("://", 1)[1]
+                elif scheme in {"gs", "gcs"}:
+                    # Bounded retries: with no network the default waits for minutes.
+                    self._fs = fs.GcsFileSystem(
+                        retry_time_limit=timedelta(seconds=CONNECT_TIMEOUT_S)
+                    )
+                    self._root = url.split("://", 1)[1]
+                else:
+                    self._fs, self._root = fs.FileSystem.from_uri(url)
+            except Exception as e:  # pyarrow raises ArrowInvalid, OSError, ... for a bad URL
+                raise IndexStoreError(
+                    f"cannot use index location {url}: {str(e).splitlines()[0]}"
+                ) from None
+            # Lance's own reads and writes get the same bound (object_store's option names).
+            self.storage_options.setdefault("connect_timeout", f"{CONNECT_TIMEOUT_S:g}s")
         else:
             self.path = Path(where)
             self.uri = os.path.abspath(self.path)
@@ -103,7 +130,10 @@ class Location:
         from pyarrow import fs
 
         path = f"{self._root}/{rel}" if rel else self._root
-        return self._fs.get_file_info(path).type, fs.FileType
+        try:
+            return self._fs.get_file_info(path).type, fs.FileType
+        except OSError as e:  # no network, no bucket, no credentials: one line
+            raise IndexStoreError(f"cannot reach {self.display}: {str(e).splitlines()[0]}") from e
 
     def exists(self) -> bool:
         if self.path is not None:
@@ -158,6 +188,8 @@ class Location:
 
     def read_text(self, name: str) -> str:
         if self.path is not None:
+            if not stat.S_ISREG((self.path / name).stat().st_mode):  # a FIFO would block
+                raise IndexStoreError(f"{self.path / name} is not a regular file")
             return (self.path / name).read_text("utf-8")
         with self._fs.open_input_stream(f"{self._root}/{name}") as f:
             return bytes(f.read()).decode("utf-8")

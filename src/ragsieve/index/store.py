@@ -147,6 +147,9 @@ def ann_settings() -> AnnSettings:
 #: chunk, SAKI-RAG) only uses its cap for run-on sentences.
 DEFAULT_CHUNK_TOKENS = {"fixed": 200, "paragraph": 512, "sage": 400, "sentences": 200}
 
+#: Largest chunk size accepted (an embedder reads at most a few hundred tokens anyway).
+MAX_CHUNK_TOKENS = 100_000
+
 Progress = Callable[[str, int, int], None]
 """Progress callback: (stage, done, total)."""
 
@@ -183,6 +186,9 @@ class IndexConfig:
         if self.chunk_tokens is None:
             size = DEFAULT_CHUNK_TOKENS.get(self.chunker, DEFAULT_CHUNK_TOKENS["fixed"])
             object.__setattr__(self, "chunk_tokens", size)
+        n = self.chunk_tokens
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_CHUNK_TOKENS:
+            raise ConfigError(f"chunk_tokens must be 1..{MAX_CHUNK_TOKENS}, got {n!r}")
         if not isinstance(self.sentences, bool):
             raise ConfigError(f"sentences must be true or false, got {self.sentences!r}")
         if isinstance(self.alpha, int):
@@ -386,6 +392,10 @@ class Index:
         #: Seconds a write waits for another writer's lock, and who hears that it waits.
         self.lock_wait: float = DEFAULT_LOCK_WAIT
         self.on_lock_wait: Callable[[str], None] = _log.warning
+        #: Set by :meth:`open_for_rebuild`: the config the next write starts over with.
+        self._rebuild: IndexConfig | None = None
+        #: Tables a rebuild leaves out of the manifest, removed after its commit.
+        self._drop_after_commit: list[str] = []
         self._pin()
 
     # ------------------------------------------------------------------ open / create
@@ -426,6 +436,8 @@ class Index:
         cfg = config or IndexConfig()
         get_segmenter(cfg.chunker, chunk_tokens=cfg.chunk_tokens)  # validate early
         ann_settings()  # a bad RAGSIEVE_ANN_MIN_CHUNKS fails before anything is written
+        # A model that cannot load (a mistyped st: name) fails before anything is removed.
+        embedder = index_embedder(cfg.embedder)
         if p.has_file(MANIFEST) and not force:
             raise IndexStoreError(f"{p} is already an index")
         if p.exists() and not p.is_dir():
@@ -449,7 +461,6 @@ class Index:
                     p.remove_tree(c)
                 else:
                     p.remove_file(c)
-            embedder = index_embedder(cfg.embedder)
             now = time.time()
             manifest = {
                 "format": FORMAT,
@@ -464,18 +475,9 @@ class Index:
                 "created": now,
                 "updated": now,
             }
-            note = {k: manifest[k] for k in ("format_version", "config", "dim", "created")}
-            schema = chunk_schema(embedder.dim).with_metadata({SCHEMA_KEY: json.dumps(note)})
             db = lancedb.connect(p.uri, storage_options=p.storage_options or None)
-            chunks = db.create_table(CHUNKS, schema=schema, mode="overwrite")
-            docs = db.create_table(DOCUMENTS, schema=DOC_SCHEMA, mode="overwrite")
-            tables = {CHUNKS: chunks.version, DOCUMENTS: docs.version}
-            if cfg.sentences:
-                sents = db.create_table(
-                    SENTENCES, schema=sentence_schema(embedder.dim), mode="overwrite"
-                )
-                tables[SENTENCES] = sents.version
-            manifest["tables"] = tables
+            made = _empty_tables(db, cfg, embedder.dim, now)
+            manifest["tables"] = {name: t.version for name, t in made.items()}
             _fault("create_before_manifest")
             _write_manifest(p, manifest)
         idx = cls(p, manifest)
@@ -510,6 +512,33 @@ class Index:
             raise ConfigError(config_mismatch(p, idx.config, config))
         return idx
 
+    @classmethod
+    def open_for_rebuild(
+        cls,
+        path: str | Path,
+        config: IndexConfig,
+        storage_options: Mapping[str, str] | None = None,
+        *,
+        wait: float = DEFAULT_LOCK_WAIT,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> Index:
+        """An existing index whose next write starts over with ``config`` (``index --force``).
+
+        The rebuild is one ordinary write: under the lock each table gets a new, empty Lance
+        version (the new schema), the documents are written after it, and the manifest replace
+        commits it. Until then every reader, and the manifest, name the old versions, so a
+        rebuild that fails or is killed leaves the old index answering; the old versions are
+        cleaned up only after the commit, like any write's. The chunker and the embedder are
+        loaded here, before anything is touched.
+        """
+        get_segmenter(config.chunker, chunk_tokens=config.chunk_tokens)
+        ann_settings()
+        index_embedder(config.embedder)
+        idx = cls.open(path, storage_options)
+        idx.lock_wait, idx.on_lock_wait = wait, on_wait or _log.warning
+        idx._rebuild = config
+        return idx
+
     # ------------------------------------------------------------------ reading
     @property
     def _db(self) -> Any:
@@ -540,6 +569,14 @@ class Index:
                 else:
                     why = f"cannot be read at version {version} ({str(e).splitlines()[0]})"
                 raise IndexStoreError(f"index {self.path} is corrupt: table {name!r} {why}") from e
+        want = {CHUNKS: {*CHUNK_COLUMNS, "vector"}, DOCUMENTS: set(DOC_SCHEMA.names)}
+        for name, columns in want.items():
+            missing = sorted(columns - set(tables[name].schema.names))
+            if missing:
+                raise IndexStoreError(
+                    f"index {self.path} is corrupt: table {name!r} is not a ragsieve table "
+                    f"(no column {', '.join(missing)})"
+                )
         self._tables = tables
 
     def reload(self) -> bool:
@@ -548,6 +585,7 @@ class Index:
         if m["tables"] == self.manifest["tables"]:
             return False
         self.manifest = m
+        self.config = IndexConfig(**m["config"])  # a --force rebuild may have changed it
         self._pin()
         return True
 
@@ -740,8 +778,35 @@ class Index:
         """
         ann_settings()  # a bad RAGSIEVE_ANN_MIN_CHUNKS fails here, not after the table writes
         with self._write_lock():
-            yield self._writable_tables()
+            tables = self._writable_tables()
+            if self._rebuild is not None:
+                tables = self._start_over(tables, self._rebuild)
+            try:
+                yield tables
+            finally:
+                if self._rebuild is not None:  # not committed: back to what the manifest says
+                    self.manifest = _read_manifest(self.location)
+                    self.config = IndexConfig(**self.manifest["config"])
+                    self._drop_after_commit = []
         self._pin()
+
+    def _start_over(self, tables: dict[str, Any], cfg: IndexConfig) -> dict[str, Any]:
+        """A new, empty version of every table for ``cfg`` (uncommitted: the manifest still
+        names the old ones), and the in-memory manifest and config the write then uses."""
+        now = time.time()
+        dim = index_embedder(cfg.embedder).dim
+        made = _empty_tables(self._db, cfg, dim, now)
+        self._drop_after_commit = [n for n in tables if n not in made]
+        self.manifest = {
+            **self.manifest,
+            "config": cfg.to_dict(),
+            "dim": dim,
+            "created": now,
+            "ann": None,
+        }
+        self.manifest.pop("n_sentences", None)
+        self.config = cfg
+        return made
 
     @staticmethod
     def _delete_documents(tables: dict[str, Any], doc_ids: Sequence[str]) -> None:
@@ -772,16 +837,17 @@ class Index:
         report = AddReport()
         with self._writing() as tables:
             known = self.document_hashes_from(tables[DOCUMENTS])
+            renamed = _legacy_jsonl_ids(tables[DOCUMENTS], docs, known)
             todo: list[Document] = []
             for d in docs:
-                status = _status(d.id, _sha256(d.text), known)
+                status = "updated" if d.id in renamed else _status(d.id, _sha256(d.text), known)
                 getattr(report, status).append(d.id)
                 if status != "unchanged":
                     todo.append(d)
-            if not todo:
+            if not todo and self._rebuild is None:
                 report.seconds = time.perf_counter() - t0
                 return report
-            self._delete_documents(tables, report.updated)
+            self._delete_documents(tables, [renamed.get(d, d) for d in report.updated])
             if SENTENCES in tables:
                 report.sentences = SentenceTimings()
             n_chunks, n_tokens = self._write_documents(
@@ -931,11 +997,60 @@ class Index:
         _write_manifest(self.location, manifest)  # the commit point
         _fault("after_manifest_replace")
         self.manifest = manifest
+        self._rebuild = None
+        for name in self._drop_after_commit:  # a rebuild without the old sentence table
+            with contextlib.suppress(Exception):
+                self.location.remove_tree(f"{name}.lance")
+        self._drop_after_commit = []
         for t in tables.values():
             with contextlib.suppress(Exception):  # clean-up is best effort
                 t.to_lance().cleanup_old_versions(older_than=KEEP_OLD_VERSIONS)
         if progress:
             progress("full-text index", 1, 1)
+
+
+def _legacy_jsonl_ids(
+    documents: Any, docs: Sequence[Document], known: Mapping[str, str]
+) -> dict[str, str]:
+    """New JSONL id -> the bare id an index written before ids were namespaced by file holds
+    for the same record (``7`` for ``/abs/a.jsonl#7``), so a write renames it instead of
+    keeping both. Only a stored document that came from the same file (its ``source`` is
+    ``/abs/a.jsonl:LINE``) is taken for the record."""
+    want: dict[str, str] = {}
+    for d in docs:
+        path, sep, rid = d.id.rpartition("#")
+        if sep and path and d.id not in known and rid in known:
+            want[rid] = d.id
+    if not want:
+        return {}
+    ds = documents.to_lance() if hasattr(documents, "to_lance") else documents
+    out: dict[str, str] = {}
+    olds = list(want)
+    for i in range(0, len(olds), 500):
+        batch = olds[i : i + 500]
+        rows = ds.to_table(columns=["doc_id", "source"], filter=_in_clause("doc_id", batch))
+        for old, source in zip(rows["doc_id"].to_pylist(), rows["source"].to_pylist(), strict=True):
+            new = want[old]
+            if (source or "").rpartition(":")[0] == new.rpartition("#")[0]:
+                out[new] = old
+    return out
+
+
+def _empty_tables(db: Any, cfg: IndexConfig, dim: int, created: float) -> dict[str, Any]:
+    """Empty tables for ``cfg`` (a new Lance version of each existing one, so the versions a
+    manifest names stay readable); the chunks schema records the config for ``repair``."""
+    note = {"format_version": FORMAT_VERSION, "config": cfg.to_dict(), "dim": dim}
+    note["created"] = created
+    schema = chunk_schema(dim).with_metadata({SCHEMA_KEY: json.dumps(note)})
+    tables = {
+        CHUNKS: db.create_table(CHUNKS, schema=schema, mode="overwrite"),
+        DOCUMENTS: db.create_table(DOCUMENTS, schema=DOC_SCHEMA, mode="overwrite"),
+    }
+    if cfg.sentences:
+        tables[SENTENCES] = db.create_table(
+            SENTENCES, schema=sentence_schema(dim), mode="overwrite"
+        )
+    return tables
 
 
 def _vector_index(
@@ -1024,27 +1139,91 @@ def _read_manifest(where: Location | str | Path) -> dict[str, Any]:
         raise IndexStoreError(f"{p} is not a ragsieve index (no {MANIFEST})")
     try:
         m = json.loads(p.read_text(MANIFEST))
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         raise IndexStoreError(f"index {p} is corrupt: unreadable {MANIFEST}") from e
     if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise IndexStoreError(f"index {p} is corrupt: {MANIFEST} is not a ragsieve manifest")
+    if not _is_int(m.get("format_version", 0)):
+        raise IndexStoreError(
+            f"index {p} is corrupt: bad {MANIFEST} (format_version is "
+            f"{json.dumps(m.get('format_version'))[:40]})"
+        )
     if m.get("format_version", 0) > FORMAT_VERSION:
         raise IndexStoreError(
             f"index {p} was written by a newer ragsieve (format {m['format_version']})"
         )
     try:
+        _check_manifest(m)
         IndexConfig(**m["config"])
-        {str(k): int(v) for k, v in m["tables"].items()}
-        for key in ("n_documents", "n_chunks", "n_tokens", "updated"):
-            if isinstance(m[key], bool) or not isinstance(m[key], int | float):
-                raise TypeError(f"{key} is not a number")
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, ConfigError) as e:
         why = f"missing field {e.args[0]}" if isinstance(e, KeyError) else str(e)
         raise IndexStoreError(
             f"index {p} is corrupt: bad {MANIFEST} ({why}); "
             f"rebuild it with `ragsieve repair --index {p}`"
         ) from e
     return m
+
+
+def _is_int(v: Any, lo: int = 0) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= lo
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+#: The manifest's keys and what each must hold (``_check_manifest``); ``ann`` is checked apart.
+_MANIFEST_KEYS: dict[str, Callable[[Any], bool]] = {
+    "format_version": lambda v: _is_int(v, 1),
+    "config": lambda v: isinstance(v, dict),
+    "dim": lambda v: _is_int(v, 1),
+    "tables": lambda v: isinstance(v, dict),
+    "n_documents": _is_int,
+    "n_chunks": _is_int,
+    "n_tokens": _is_int,
+    "updated": _is_number,
+}
+_CONFIG_KEYS: dict[str, Callable[[Any], bool]] = {
+    "embedder": lambda v: isinstance(v, str) and bool(v),
+    "chunker": lambda v: isinstance(v, str) and bool(v),
+    "chunk_tokens": lambda v: _is_int(v, 1),
+    "sentences": lambda v: isinstance(v, bool),
+    "sentence_passage": lambda v: isinstance(v, str),
+    "pareto_context": lambda v: isinstance(v, str),
+    "alpha": _is_number,
+    "links": _is_int,
+    "link_distance": _is_int,
+}
+_ANN_KEYS = ("index_type", "m", "ef_construction", "ef", "num_partitions", "nprobes")
+
+
+def _check_manifest(m: dict[str, Any]) -> None:
+    """Validate the manifest's shape before anything uses it; the error names the bad key
+    (a ``tables`` list, a numeric ``embedder``, a bogus ``ann`` were tracebacks)."""
+    for key, ok in _MANIFEST_KEYS.items():
+        if key not in m:
+            raise KeyError(key)
+        if not ok(m[key]):
+            raise TypeError(f"{key} is {json.dumps(m[key])[:40]}")
+    for key, value in m["config"].items():
+        if key in _CONFIG_KEYS and not _CONFIG_KEYS[key](value):  # IndexConfig checks names
+            raise TypeError(f"config.{key} is {json.dumps(value)[:40]}")
+    tables = m["tables"]
+    for name in (CHUNKS, DOCUMENTS):
+        if name not in tables:
+            raise KeyError(f"tables.{name}")
+    for name, version in tables.items():
+        if name not in (CHUNKS, DOCUMENTS, SENTENCES) or not _is_int(version, 1):
+            raise TypeError(f"tables.{name} is {json.dumps(version)[:40]}")
+    ann = m.get("ann")
+    if ann is not None:
+        if not isinstance(ann, dict):
+            raise TypeError(f"ann is {json.dumps(ann)[:40]}")
+        for key in _ANN_KEYS:
+            if key != "index_type" and not _is_int(ann.get(key), 1):
+                raise TypeError(f"ann.{key} is {json.dumps(ann.get(key))[:40]}")
+        if ann.get("index_type") != AnnSettings.index_type:
+            raise TypeError(f"ann.index_type is {json.dumps(ann.get('index_type'))[:40]}")
 
 
 def _write_manifest(where: Location | str | Path, manifest: dict[str, Any]) -> None:

@@ -137,4 +137,13 @@ def _parse_openai(spec: str) -> tuple[str, str]:
         raise ConfigError(
             f"LLM spec {spec!r} names no model: use 'openai:MODEL' or 'openai:MODEL@BASE_URL'"
         )
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(base_url)
+        parts.port  # noqa: B018 - raises for a port that is not a number or out of range
+    except ValueError as e:
+        raise ConfigError(f"LLM spec {spec!r}: bad URL {base_url!r} ({e})") from None
+    if not parts.hostname:
+        raise ConfigError(f"LLM spec {spec!r}: the URL {base_url!r} names no host")
     return model, base_url.rstrip("/")

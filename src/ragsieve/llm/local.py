@@ -66,7 +66,11 @@ def check_gguf(path: str | os.PathLike[str]) -> Path:
     magic first lets us tell the user which file is wrong.
     """
     p = Path(path).expanduser()
-    if not p.exists():
+    try:
+        found = p.exists()
+    except OSError as e:  # a name too long for the file system, and the like
+        raise ConfigError(f"GGUF model path {str(p)[:200]}: {e.strerror or e}") from None
+    if not found:
         raise ConfigError(f"GGUF model file not found: {p}")
     if not p.is_file():
         raise ConfigError(f"GGUF model path is not a file: {p}")

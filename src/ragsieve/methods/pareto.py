@@ -43,6 +43,8 @@ class ParetoConfig:
             raise ConfigError(f"alpha must be in [0, 1], got {self.alpha!r}")
         if self.context is not None and self.context not in CONTEXT_FORMS:
             raise ConfigError(f"context must be one of {', '.join(CONTEXT_FORMS)}")
+        if not isinstance(self.depth, int) or self.depth < 1:
+            raise ConfigError(f"depth must be a positive integer, got {self.depth!r}")
 
 
 class ParetoMethod(Method):

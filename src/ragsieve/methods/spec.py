@@ -21,6 +21,7 @@ commit::
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 import types
@@ -94,7 +95,10 @@ def parse_spec(raw: str) -> MethodSpec:
         if "=" not in kv:
             raise ConfigError(f"bad option {kv!r} in {raw!r}: use key=value")
         key, value = kv.split("=", 1)
-        opts[key.strip().replace("-", "_")] = _coerce(value.strip())
+        key = key.strip().replace("-", "_")
+        if key in opts:
+            raise ConfigError(f"option {key} is given twice in {raw!r}")
+        opts[key] = _coerce(value.strip())
     return MethodSpec(raw, m.group(1), opts)
 
 
@@ -157,6 +161,10 @@ def _convert(value: Any, hint: Any) -> tuple[bool, Any]:
         return (True, "none") if str in allowed else (False, None)
     if isinstance(value, bool):
         return (True, value) if bool in allowed else (False, None)
+    if isinstance(value, int) and abs(value) >= 2**63 and (int in allowed or float in allowed):
+        return False, None  # no option counts that far (an int64 overflow further down)
+    if isinstance(value, float) and not math.isfinite(value):
+        return False, None
     if isinstance(value, int) and int in allowed:
         return True, value
     if isinstance(value, int | float) and float in allowed:

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
@@ -61,6 +62,7 @@ from ragsieve.errors import ConfigError, IndexStoreError, InputError, LLMError, 
 from ragsieve.index import Index
 from ragsieve.index.store import MANIFEST
 from ragsieve.methods import DEFAULT_METHOD, Method, MethodSpec, Retrieval
+from ragsieve.serve.limits import MAX_BUDGET, MAX_K, check_http_options
 from ragsieve.types import scored_json
 
 log = logging.getLogger("ragsieve.serve")
@@ -70,12 +72,6 @@ log = logging.getLogger("ragsieve.serve")
 MAX_QUERY_CHARS = 2000
 #: Longest method spec accepted over HTTP.
 MAX_SPEC_CHARS = 500
-#: Spec options that name a file or an LLM endpoint: a client must not point the server at them.
-HTTP_REFUSED_OPTIONS = frozenset({"agent_dir", "llm"})
-#: Most results / chunks a request may ask for.
-MAX_K = 100
-#: Largest context budget in tokens.
-MAX_BUDGET = 100_000
 #: Largest whole-question prompt budget (every LLM call of one question) in tokens.
 MAX_TOTAL_BUDGET = 1_000_000
 #: Longest answer in tokens.
@@ -267,10 +263,12 @@ class HealthResponse(BaseModel):
     ready: bool
     documents: int
     chunks: int
-    index: str
-    llm: str
+    #: The next three name paths and models: on a server with a token, only a request that
+    #: carries it sees them (null otherwise).
+    index: str | None
+    llm: str | None
     #: The models loaded so far (query embedder, LLM, rerankers built on demand).
-    loaded: list[str]
+    loaded: list[str] | None
 
 
 class ErrorResponse(BaseModel):
@@ -346,19 +344,30 @@ class ServerState:
         #: What has been loaded, in order (``/health``'s ``loaded``).
         self.loaded: list[str] = []
         if preload:
-            # Load the query embedder now (and run it once): not on the first request, and
-            # never twice because two first requests raced through get_embedder's cache. It is
-            # the int8 ONNX build for a MiniLM index, so no torch is imported here.
-            qe = self._index.embedder
-            qe.embed(["warm-up"])
-            self.loaded.append(f"query embedder {qe.name}")
-            load = getattr(llm, "load", None)
-            if callable(load):
-                load()
-            self.loaded.append(f"llm {self.llm_name}")
-            # The default method's own models (a reranker, the tagger) load here too.
-            self.method(None, self._index)
-            self.loaded.append(f"method {self.default_method_label()}")
+            try:
+                # Load the query embedder now (and run it once): not on the first request, and
+                # never twice because two first requests raced through get_embedder's cache. It is
+                # the int8 ONNX build for a MiniLM index, so no torch is imported here.
+                qe = self._index.embedder
+                qe.embed(["warm-up"])
+                # The default method's own models (a reranker, the tagger) load here too,
+                # before the LLM: a method the index cannot serve must fail before llama.cpp
+                # starts its server threads (stopping them right after start can block in
+                # accept(): issue 32's `serve --config` hang).
+                self.method(None, self._index)
+                load = getattr(llm, "load", None)
+                if callable(load):
+                    load()
+                self.loaded += [
+                    f"query embedder {qe.name}",
+                    f"llm {self.llm_name}",
+                    f"method {self.default_method_label()}",
+                ]
+            except BaseException:
+                close = getattr(llm, "close", None)
+                if callable(close):
+                    close()
+                raise
         self.llm = _thread_safe_llm(llm)
 
     def default_method_label(self) -> str:
@@ -415,19 +424,21 @@ class ServerState:
                 self.loaded.append(f"reranker {name}")
 
     def method(self, text: str | MethodSpec | None, index: Index, **run: Any) -> Method:
-        """The method of spec ``text``, built by the one spec parser; a reranker it names is
-        checked against the allow-list, and options that name a file or an LLM endpoint
-        (``agent_dir``, ``llm``) are refused over HTTP."""
+        """The method of spec ``text``, built by the one spec parser. A client's spec may set
+        only the options declared safe for the network, each within its bound
+        (:mod:`ragsieve.serve.limits`), and a reranker it names must be on the allow-list;
+        the server's own default (``serve --config``) is trusted as given."""
         from ragsieve.methods import build_method
-        from ragsieve.methods.spec import as_spec, canonical_options, method_def
+        from ragsieve.methods.spec import as_spec, canonical_options, make_config, method_def
 
         spec = as_spec(self.default_method if text is None else text)
-        opts = canonical_options(method_def(spec.name), spec.options)
-        refused = sorted(set(opts) & HTTP_REFUSED_OPTIONS)
-        if refused:
-            raise ConfigError(f"option(s) {', '.join(refused)} cannot be set over HTTP")
-        for name in (opts.get("reranker"), run.get("reranker")):
-            self.check_reranker(name if isinstance(name, str) else None, index)
+        if text is not None:
+            defn = method_def(spec.name)
+            make_config(defn, spec.options, run)  # unknown keys and bad types: the usual line
+            opts = canonical_options(defn, spec.options)
+            check_http_options(spec.name, opts, lambda name: self.check_reranker(name, index))
+        run_reranker = run.get("reranker")
+        self.check_reranker(run_reranker if isinstance(run_reranker, str) else None, index)
         return build_method(spec, index, **run)
 
     def close(self) -> None:
@@ -573,6 +584,8 @@ def create_app(
         state.close()
 
     app = FastAPI(
+        docs_url=None,  # served offline by _add_docs (FastAPI's own page loads a CDN)
+        redoc_url=None,
         title="ragsieve",
         version=ragsieve.__version__,
         description=(
@@ -585,8 +598,9 @@ def create_app(
     app.state.ragsieve = state
     app.add_middleware(_GuardMiddleware, max_body_bytes=max_body_bytes)
     _add_error_handlers(app)
-    _add_health(app, state)
+    _add_health(app, state, token)
     _add_viewer(app)
+    _add_docs(app)
     _add_rag_routes(app, state, _token_guard(token))
     return app
 
@@ -663,10 +677,62 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return _error(exc.status_code, str(exc.detail), dict(exc.headers or {}) or None)
 
+    @app.exception_handler(RequestValidationError)
+    async def on_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        """422 ``{"error": "k: ...; query: ..."}``: where and why, never the input itself (a
+        lone surrogate echoed back could not even be encoded)."""
+        parts = []
+        for e in exc.errors()[:5]:
+            where = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
+            parts.append(f"{where}: {e.get('msg', 'invalid')}")
+        return _error(422, _one_line("; ".join(parts) or "invalid request"))
 
-def _add_health(app: FastAPI, state: ServerState) -> None:
+
+def _add_docs(app: FastAPI) -> None:
+    """``/docs``: Swagger UI from the ``swagger-ui-bundle`` package (no CDN), under a CSP that
+    allows only this server; without the package only ``/openapi.json`` is served."""
+    try:
+        from swagger_ui_bundle import swagger_ui_path
+    except ImportError:
+        return
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from starlette.staticfiles import StaticFiles
+
+    app.mount("/docs/static", StaticFiles(directory=swagger_ui_path), name="docs-static")
+    page = get_swagger_ui_html(
+        openapi_url=app.openapi_url or "/openapi.json",
+        title=f"{app.title} API",
+        swagger_js_url="/docs/static/swagger-ui-bundle.js",
+        swagger_css_url="/docs/static/swagger-ui.css",
+        swagger_favicon_url="/docs/static/favicon-32x32.png",
+    ).body.decode()
+    inline = re.findall(r"<script>(.*?)</script>", page, flags=re.DOTALL)
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(b.encode()).digest()).decode() + "'"
+        for b in inline
+    )
+    headers = {
+        "Content-Security-Policy": (
+            f"default-src 'none'; script-src 'self' {hashes}; style-src 'self' 'unsafe-inline'; "
+            "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+            "frame-ancestors 'none'"
+        ),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+    }
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return HTMLResponse(page, headers=headers)
+
+
+def _add_health(app: FastAPI, state: ServerState, token: str | None) -> None:
+    expected = token.strip().encode() if token else None
+
     @app.get("/health", response_model=HealthResponse, tags=["meta"])
-    def health() -> dict[str, Any]:
+    def health(
+        creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    ) -> dict[str, Any]:
         """Readiness plus what is served; open without a token (for load balancers).
 
         The server listens only after :class:`ServerState` has loaded the query embedder, the
@@ -674,14 +740,17 @@ def _add_health(app: FastAPI, state: ServerState) -> None:
         ``preload=False`` (tests) they load on the first request instead.
         """
         s = state.index().stats()
+        shown = expected is None or (
+            creds is not None and hmac.compare_digest(creds.credentials.encode(), expected)
+        )
         return {
             "status": "ok",
             "ready": True,  # models load before the server listens (see the docstring)
             "documents": int(s["documents"]),
             "chunks": int(s["chunks"]),
-            "index": str(state.index_dir),
-            "llm": state.llm_name,
-            "loaded": list(state.loaded),
+            "index": str(state.index_dir) if shown else None,
+            "llm": state.llm_name if shown else None,
+            "loaded": list(state.loaded) if shown else None,
         }
 
 

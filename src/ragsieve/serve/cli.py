@@ -38,6 +38,26 @@ def _check_port(host: str, port: int) -> None:
         raise InputError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
 
 
+#: Seconds a failed start-up may take to exit after its error line (then it is forced).
+EXIT_GRACE_S = 3.0
+
+
+def _exit_soon(code: int) -> None:
+    """Make sure a failed start-up ends: the error propagates and prints as usual, but if a
+    thread something started (a model server's listener) keeps the process alive, it exits
+    with ``code`` after :data:`EXIT_GRACE_S` seconds anyway."""
+    import os
+    import threading
+    import time
+
+    def force() -> None:
+        time.sleep(EXIT_GRACE_S)
+        sys.stderr.flush()
+        os._exit(code)
+
+    threading.Thread(target=force, name="ragsieve-exit", daemon=True).start()
+
+
 def serve(
     index_dir: Annotated[Path, typer.Option("--index", "-i", help="Index directory.")],
     host: Annotated[
@@ -125,15 +145,19 @@ def serve(
 
     from ragsieve.serve.app import create_app
 
-    app = create_app(
-        index_dir,
-        llm_spec=llm,
-        token=token,
-        llm_options=llm_options,
-        rerankers=[r for r in allowed if r] if allowed is not None else None,
-        reload_interval=reload_interval,
-        default_method=default_method,
-    )
+    try:
+        app = create_app(
+            index_dir,
+            llm_spec=llm,
+            token=token,
+            llm_options=llm_options,
+            rerankers=[r for r in allowed if r] if allowed is not None else None,
+            reload_interval=reload_interval,
+            default_method=default_method,
+        )
+    except BaseException as e:
+        _exit_soon(int(getattr(e, "exit_code", 1)))
+        raise
     log = logging.getLogger("ragsieve.serve")
     if token is None and host not in LOOPBACK:
         log.warning("listening on %s without --token: anyone who can reach it may query", host)

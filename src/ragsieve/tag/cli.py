@@ -97,9 +97,12 @@ def prune_cmd(
         if not path.is_file():
             raise InputError(f"{path}: not a file")
         try:
-            items.append((path.stem.replace("_", " "), path.read_text(encoding="utf-8")))
+            text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as e:
             raise InputError(f"{path}: not valid UTF-8 (byte {e.start}); convert it first") from e
+        if not text.strip():
+            raise InputError(f"{path} is empty")
+        items.append((path.stem.replace("_", " "), text))
     kept = prune(
         question,
         items,
