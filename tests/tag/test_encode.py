@@ -53,3 +53,27 @@ def test_overlong_sentence_and_question_are_cut(enc: PassageEncoder) -> None:
     batch = enc.batch(ws + enc.windows("q", [("", ["tiny."])]))
     assert batch["input_ids"].shape == batch["sentence_of"].shape
     assert (batch["sentence_of"][1][batch["attention_mask"][1] == 0] == NO_SENTENCE).all()
+
+
+def test_the_encoder_remembers_texts_and_forgets_the_oldest(enc: PassageEncoder) -> None:
+    from ragsieve.tag import encode
+
+    old = encode.CACHE_TEXTS
+    encode.CACHE_TEXTS = 8
+    try:
+        first = enc.windows("When?", [("T", ["Alpha one.", "Beta two.", "Gamma three."])])
+        # More new texts than the cache holds, beside ones read before: every call still
+        # gets every text's ids, the same as tokenising it afresh.
+        many = [f"Sentence number {i}." for i in range(20)]
+        again = enc.windows("When?", [("T", ["Alpha one.", *many, "Gamma three."])])
+        assert len(enc._cache) <= 8
+        fresh = PassageEncoder(enc.tok, enc.max_length)
+        assert [w.ids for w in again] == [
+            w.ids for w in fresh.windows("When?", [("T", ["Alpha one.", *many, "Gamma three."])])
+        ]
+        assert (
+            first[0].ids
+            == fresh.windows("When?", [("T", ["Alpha one.", "Beta two.", "Gamma three."])])[0].ids
+        )
+    finally:
+        encode.CACHE_TEXTS = old

@@ -66,15 +66,15 @@ class PassageEncoder:
         """Word-piece ids of ``texts``, the ones not seen lately in one tokenizer batch. The
         bridge hop reads the same passages again with a longer question, so the second hop
         finds every sentence here (a cache of the last ``CACHE_TEXTS`` texts)."""
-        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if todo:
-            for t, e in zip(
-                todo, self.tok.encode_batch(todo, add_special_tokens=False), strict=True
-            ):
-                self._cache[t] = e.ids
-            while len(self._cache) > CACHE_TEXTS:
+        with self._lock:  # one encoder serves a server's threads
+            todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            fresh = self.tok.encode_batch(todo, add_special_tokens=False) if todo else []
+            found = {t: e.ids for t, e in zip(todo, fresh, strict=True)}
+            found.update((t, self._cache[t]) for t in texts if t not in found)
+            self._cache.update(found)
+            while len(self._cache) > CACHE_TEXTS:  # the oldest go first
                 self._cache.pop(next(iter(self._cache)))
-        return [self._cache[t] for t in texts]
+        return [found[t] for t in texts]
 
     def windows(self, question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[Window]:
         """Windows of every ``(title, sentences)`` passage, in passage order (every text of
