@@ -1,0 +1,80 @@
+"""The tag stage against the raw int8 forward passes over the same tokens (issue 31 (f)).
+
+    .venv/bin/python benchmarks/tagger_speed.py [--questions 30]
+
+AMOR HotpotQA pools (10 paragraphs), both hops, the shipped model at its defaults. One warm
+process: for each question, ``prune`` is timed whole; the windows of every reading it made are
+recorded and then fed to the same onnxruntime session in the same length-sorted batches, timed
+alone (the floor: what the model costs). Printed: seconds per question of each, and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from ragsieve.data import find_data_dir
+from ragsieve.tag.model import OnnxTagger, Passage, Tagged
+from ragsieve.tag.prune import prune
+
+AMOR = "hotpotqa/hotpot_dev_sample100_amor_withretrieval.jsonl"
+
+
+class Recording:
+    """The shipped tagger, recording every (question, passages) it is asked to read."""
+
+    name = "tagger"
+
+    def __init__(self, inner: OnnxTagger) -> None:
+        self.inner = inner
+        self.calls: list[tuple[str, list[Passage]]] = []
+        self.threshold = inner.threshold
+        self.passage_threshold = inner.passage_threshold
+
+    def tag(self, question: str, passages: Sequence[Passage]) -> list[Tagged]:
+        self.calls.append((question, list(passages)))
+        return self.inner.tag(question, passages)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--questions", type=int, default=30)
+    args = ap.parse_args()
+    rows = [json.loads(x) for x in (find_data_dir() / AMOR).open(encoding="utf-8")]
+    tagger = OnnxTagger()
+    rec = Recording(tagger)
+    prune(rec, "warm up", [("t", ["One sentence."])])
+    enc, sess = tagger._encoder, tagger._session  # the same objects inference uses
+    assert enc is not None
+    whole, raw, tokens = [], [], 0
+    for r in rows[: args.questions]:
+        pool = [(t, [s.strip() for s in ss if s.strip()]) for t, ss in r["context"]]
+        rec.calls.clear()
+        t0 = time.perf_counter()
+        prune(rec, r["question"], pool)
+        whole.append(time.perf_counter() - t0)
+        windows = [w for q, ps in rec.calls for w in enc.windows(q, ps)]
+        tokens += sum(len(w.ids) for w in windows)
+        order = sorted(range(len(windows)), key=lambda i: len(windows[i].ids))
+        batches = [
+            enc.batch([windows[i] for i in order[s : s + tagger.batch_size]])
+            for s in range(0, len(order), tagger.batch_size)
+        ]
+        t0 = time.perf_counter()
+        for arr in batches:
+            sess.run(None, {k: arr[k] for k in ("input_ids", "attention_mask", "token_type_ids")})
+        raw.append(time.perf_counter() - t0)
+    w, f = float(np.sum(whole)), float(np.sum(raw))
+    n = len(whole)
+    print(f"{n} questions, {tokens / n:.0f} word pieces read per question (both hops)")
+    print(f"tag stage (prune, both hops): {w / n:.3f} s/q (p50 {np.median(whole):.3f})")
+    print(f"raw int8 forward, same windows: {f / n:.3f} s/q (p50 {np.median(raw):.3f})")
+    print(f"ratio: {w / f:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
