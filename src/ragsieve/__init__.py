@@ -23,12 +23,13 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from ragsieve.types import Answer, Chunk, Context, Document, Scored, Sentence
 
 if TYPE_CHECKING:
-    from ragsieve.api import Ranked, ask, prune, rerank, search
+    from ragsieve.api import Ranked, ask, prune, search
     from ragsieve.index import Index, IndexConfig
 
 # The API and the index load on first use (PEP 562): ``import ragsieve`` alone, or a module
@@ -36,13 +37,31 @@ if TYPE_CHECKING:
 # imports (about 0.7 s).
 _LAZY = {
     "Ranked": "ragsieve.api",
-    "rerank": "ragsieve.api",
     "ask": "ragsieve.api",
     "prune": "ragsieve.api",
     "search": "ragsieve.api",
     "Index": "ragsieve.index",
     "IndexConfig": "ragsieve.index",
 }
+
+
+# ``ragsieve.rerank`` is both a subpackage and the in-memory reranking function. Importing any
+# ``ragsieve.rerank.*`` module binds this package's attribute to the subpackage, and PEP 562's
+# ``__getattr__`` is asked only for missing names, so the function would be hidden behind the
+# module (a TypeError: 'module' object is not callable). The subpackage (light: no Lance, no
+# torch) is imported first and the name is then bound to the function, which loads the API on
+# its first call.
+importlib.import_module("ragsieve.rerank")
+
+
+def rerank(
+    query: str, passages: list[str], *, top_k: int | None = None, model: str | None = None
+) -> list[Ranked]:
+    """``passages`` scored for ``query`` by a reranker, best first, in memory (no index):
+    :func:`ragsieve.api.rerank`, whose ``model`` defaults to the shipped ensemble."""
+    from ragsieve.api import rerank as run
+
+    return run(query, passages, top_k=top_k, **({} if model is None else {"model": model}))
 
 
 def __getattr__(name: str) -> Any:
