@@ -679,7 +679,8 @@ def cases(llm: dict[str, str]) -> list[Case]:
         )
     )
     # --- rm / info / serve / misc
-    add(Case("rm", "unknown document", ["rm", "nope.md", *I], 2, fragment="no such document"))
+    # Issue 33: an rm that matches nothing is done (exit 0, "not in the index" on stderr), as rm -f.
+    add(Case("rm", "unknown document", ["rm", "nope.md", *I], 0))
     add(Case("rm", "missing index", ["rm", "nope.md", "--index", "{tmp}/none"], 3))
     add(Case("rm", "no document named", ["rm", *I], 2))
     add(Case("info", "missing index", ["info", "--index", "{tmp}/none"], 3))
