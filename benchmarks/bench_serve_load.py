@@ -20,14 +20,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import QUERIES, free_port, run_level
+from bench_server import QUERIES, free_port, run_level, wait_healthy
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(os.environ.get("RAGSIEVE_BENCH_RESULTS", REPO / "benchmarks" / "results"))
@@ -56,19 +53,7 @@ def start(index: Path, workers: int, log: Path) -> tuple[subprocess.Popen[bytes]
     cmd += ["--port", str(port)]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"server exited with {proc.returncode}:\n{log.read_text()}")
-        try:
-            if httpx.get(url + "/health", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            pass
-        time.sleep(0.25)
-    proc.kill()
-    sys.exit(f"server did not become healthy:\n{log.read_text()}")
+    return proc, wait_healthy(proc, f"http://127.0.0.1:{port}", log, 300)
 
 
 def main() -> None:

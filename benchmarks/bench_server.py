@@ -58,14 +58,19 @@ def start_server(index: Path, llm: str, log: Path) -> tuple[subprocess.Popen[byt
     env = {k: v for k, v in os.environ.items() if k != "RAGSIEVE_TOKEN"}
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
+    return proc, wait_healthy(proc, f"http://127.0.0.1:{port}", log, 180)
+
+
+def wait_healthy(proc: subprocess.Popen, url: str, log: Path, seconds: float) -> str:
+    """``url`` once its ``/health`` answers 200; exits with the server's log if it dies or
+    does not answer within ``seconds``."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             sys.exit(f"server exited with {proc.returncode}:\n{log.read_text()}")
         try:
             if httpx.get(url + "/health", timeout=2).status_code == 200:
-                return proc, url
+                return url
         except httpx.TransportError:
             pass
         time.sleep(0.25)

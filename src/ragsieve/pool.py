@@ -334,25 +334,14 @@ class PoolSelector:
         """The tagger over each passage's paragraphs, as the ``tagger`` method selects (its
         threshold, hops, ``min_keep``, ``unit`` and ``budget``), without an index."""
         from ragsieve.methods.base import scored_trace, selection_trace
-        from ragsieve.methods.tagger import get_tagger, tag_and_select
+        from ragsieve.methods.tagger import get_tagger, select_with
 
         c = self._config
         units = [u for d in docs for u in passage_units(d)]
         timings: dict[str, float] = {}
         with self._lock:  # one call at a time, as over a working index
             tagger = get_tagger(c.model)
-            sel, cands = tag_and_select(
-                tagger,
-                question,
-                units,
-                c.threshold,
-                c.hops,
-                c.min_keep,
-                c.budget,
-                c.unit,
-                timings,
-                c.passage_threshold,
-            )
+            sel, cands = select_with(tagger, question, units, c, timings)
         trace: dict[str, Any] = {
             "method": self.spec.name,
             "direct": True,

@@ -234,6 +234,30 @@ def tag_and_select(
     return found
 
 
+def select_with(
+    tagger: OnnxTagger,
+    question: str,
+    units: list[list[Chunk]],
+    config: TaggerConfig,
+    timings: dict[str, float],
+) -> tuple[Selection, list[Scored]]:
+    """:func:`tag_and_select` with every setting of a :class:`TaggerConfig`: the ``tagger``
+    method and the pool selector's direct path read the same options through this one call."""
+    c = config
+    return tag_and_select(
+        tagger,
+        question,
+        units,
+        c.threshold,
+        c.hops,
+        c.min_keep,
+        c.budget,
+        c.unit,
+        timings,
+        c.passage_threshold,
+    )
+
+
 class TaggerMethod(Method):
     """Naive top-``k`` chunks, each read whole by the evidence tagger; the kept sentences."""
 
@@ -252,18 +276,7 @@ class TaggerMethod(Method):
         for q, chunks in zip(questions, hits, strict=True):
             t: dict[str, float] = {"retrieve": per_q}
             units = [chunk_sentences(s.chunk) for s in chunks]
-            sel, cands = tag_and_select(
-                self.tagger,
-                q,
-                units,
-                c.threshold,
-                c.hops,
-                c.min_keep,
-                c.budget,
-                c.unit,
-                t,
-                c.passage_threshold,
-            )
+            sel, cands = select_with(self.tagger, q, units, c, t)
             trace: dict[str, Any] = {
                 "method": self.name,
                 "retriever": c.retriever,
