@@ -81,3 +81,18 @@ def test_train_tagger_bad_options_are_one_line(tmp_path: Path) -> None:
     p = run("train-tagger", "--out", str(tmp_path / "t"), "--data", str(tmp_path / "none"))
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "t").exists()  # nothing written before the inputs are checked
+
+
+def test_a_bad_passage_threshold_is_one_line_and_harms_nothing(demo_index: Path) -> None:
+    manifest = demo_index / "ragsieve.json"
+    before = manifest.read_bytes()
+    for spec in ("tagger[pth=1.5]", "full[passage_threshold=-0.1]", "tagger[pth=x]"):
+        p = run("search", QUESTION, "--index", str(demo_index), "--method", spec)
+        assert_one_line_error(p, 2, "passage_threshold")
+    p = run("prune", QUESTION, str(demo_index.parent / "missing.md"), "--passage-threshold", "2")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert manifest.read_bytes() == before
+    assert (
+        run("search", QUESTION, "--index", str(demo_index), "--method", "tagger[pth=0]").returncode
+        == 0
+    )
