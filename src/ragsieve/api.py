@@ -124,6 +124,7 @@ def prune(
     rate: float | None = None,
     model: str | Path | None = None,
     passage_threshold: float | None = None,
+    stack: bool = True,
 ) -> list[Kept]:
     """The sentences of ``passages`` that the evidence tagger keeps for ``question``, each with
     its keep probability and its paragraph's relevance: paragraph by paragraph, the most
@@ -166,7 +167,19 @@ def prune(
     if rate is not None and not (isinstance(rate, int | float) and 0 < rate <= 1):
         raise InputError(f"rate must be in (0, 1], got {rate!r}")
     tagger = get_tagger(str(model) if model is not None else None)
-    kept = run(tagger, question, items, threshold, hops, min_keep, passage_threshold).kept
+    if not isinstance(stack, bool):
+        raise InputError(f"stack must be true or false, got {stack!r}")
+    pruned = run(
+        tagger,
+        question,
+        items,
+        threshold,
+        hops,
+        min_keep,
+        passage_threshold,
+        None if stack else False,
+    )
+    kept = pruned.kept
     limits = [] if budget is None else [budget]
     if rate is not None:
         total = sum(count_tokens(s) for _, sents in items for s in sents)

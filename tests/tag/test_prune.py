@@ -1,4 +1,8 @@
-"""Pruning with the shipped tagger: threshold, minimum kept, second hop."""
+"""Pruning with the shipped tagger: threshold, minimum kept, second hop.
+
+The raw rule's mechanics (threshold against the tagger's own probability, the gated hop) are
+tested with ``stack=False``; the stacked decision, the default, in test_stack.py, and both
+through the mixed-topics cases at the defaults."""
 
 from __future__ import annotations
 
@@ -34,8 +38,8 @@ def tagger() -> OnnxTagger:
 
 
 def test_threshold_orders_and_nests(tagger: OnnxTagger) -> None:
-    low = prune(tagger, QUESTION, PASSAGES, threshold=0.05)
-    high = prune(tagger, QUESTION, PASSAGES, threshold=0.6)
+    low = prune(tagger, QUESTION, PASSAGES, threshold=0.05, stack=False)
+    high = prune(tagger, QUESTION, PASSAGES, threshold=0.6, stack=False)
     as_set = lambda p: {(k.passage, k.sentence) for k in p.kept}  # noqa: E731
     assert as_set(high) <= as_set(low)
     assert all(k.prob >= 0.6 for k in high.kept[1:]) or len(high.kept) == 1
@@ -57,8 +61,8 @@ def test_min_keep_never_leaves_the_context_empty(tagger: OnnxTagger) -> None:
 def test_second_hop_reads_the_others_with_the_bridge(tagger: OnnxTagger) -> None:
     # Low thresholds: two-sentence toy passages are read as barely relevant by the shipped
     # model (the film's 0.08), which at its defaults leaves no bridge.
-    one = prune(tagger, QUESTION, PASSAGES, 0.1, hops=1, passage_threshold=0.0)
-    two = prune(tagger, QUESTION, PASSAGES, 0.1, hops=2, passage_threshold=0.0)
+    one = prune(tagger, QUESTION, PASSAGES, 0.1, hops=1, passage_threshold=0.0, stack=False)
+    two = prune(tagger, QUESTION, PASSAGES, 0.1, hops=2, passage_threshold=0.0, stack=False)
     assert "hop" not in one.trace
     hop = two.trace["hop"]
     assert hop is not None and hop["passages"] == 2 and hop["query_added"]
@@ -76,6 +80,8 @@ def test_bad_options() -> None:
         prune(t, "q", PASSAGES, hops=3)
     with pytest.raises(ConfigError, match="passage_threshold"):
         prune(t, "q", PASSAGES, passage_threshold=1.0)
+    with pytest.raises(ConfigError, match="stack"):
+        prune(t, "q", PASSAGES, stack="yes")  # type: ignore[arg-type]
 
 
 CORPUS = Path(__file__).resolve().parents[2] / "examples" / "corpus"
@@ -95,31 +101,33 @@ MIXED = [
 ]
 
 
+@pytest.mark.parametrize("stack", [True, False], ids=["stacked", "raw"])
 @pytest.mark.parametrize(("question", "topic", "others"), MIXED)
 def test_mixed_topics_keep_no_off_topic_sentence(
-    question: str, topic: str, others: list[str]
+    question: str, topic: str, others: list[str], stack: bool
 ) -> None:
     from ragsieve import api
 
     names = [topic, *others]
     passages = [(n, (CORPUS / f"{n}.md").read_text("utf-8")) for n in names]
     random.Random(len(question)).shuffle(passages)
-    kept = api.prune(question, passages)
+    kept = api.prune(question, passages, stack=stack)
     assert kept, "the answer's document keeps at least one sentence"
     assert {passages[k.passage][0] for k in kept} == {topic}
 
 
 def test_rejected_passages_contribute_nothing_but_min_keep(tagger: OnnxTagger) -> None:
     q = "What is the boiling point of mercury?"
-    out = prune(tagger, q, PASSAGES, passage_threshold=0.9, min_keep=0)
-    assert out.kept == [] and out.trace["rejected_passages"] == 3
-    assert len(prune(tagger, q, PASSAGES, passage_threshold=0.9).kept) == 1  # min_keep
+    for stack in (True, False):
+        out = prune(tagger, q, PASSAGES, passage_threshold=0.9, min_keep=0, stack=stack)
+        assert out.kept == [] and out.trace["rejected_passages"] == 3
+        assert len(prune(tagger, q, PASSAGES, passage_threshold=0.9, stack=stack).kept) == 1
 
 
 def test_the_second_reading_counts_only_where_it_finds_the_passage_relevant(
     tagger: OnnxTagger,
 ) -> None:
-    two = prune(tagger, QUESTION, PASSAGES, 0.1, hops=2, passage_threshold=0.05)
+    two = prune(tagger, QUESTION, PASSAGES, 0.1, hops=2, passage_threshold=0.05, stack=False)
     first = tagger.tag(QUESTION, PASSAGES)
     hop = two.trace["hop"]
     added = f"{QUESTION} {hop['query_added']}"

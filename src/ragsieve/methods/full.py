@@ -129,6 +129,8 @@ class FullConfig(SageConfig):
     threshold: float | None = None
     #: The tagger's passage threshold (None: the model's default; 0: no passage rejection).
     passage_threshold: float | None = None
+    #: The tagger decides with its stacker where the model has one (false: raw threshold).
+    stack: bool = True
     tagger_model: str | None = None
 
     def __post_init__(self) -> None:
@@ -141,6 +143,8 @@ class FullConfig(SageConfig):
             self.reranker, self.scorer = self.scorer, "reranker"
         check_threshold(self.threshold)
         check_threshold(self.passage_threshold, "passage_threshold")
+        if not isinstance(self.stack, bool):
+            raise ConfigError(f"stack must be true or false, got {self.stack!r}")
         if self.scorer == "tagger" and self.order == "mcts":
             raise ConfigError("order=mcts orders reranker scores: use it with scorer=reranker")
         for name in ("chunks", "expand", "links"):
@@ -475,6 +479,7 @@ class FullMethod(Method):
             c.unit,
             t,
             c.passage_threshold,
+            c.stack,
         )
         trace = {
             "method": self.name,

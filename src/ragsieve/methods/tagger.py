@@ -48,6 +48,9 @@ class TaggerConfig:
     #: Passage relevance a passage needs to contribute sentences (None: the model's default;
     #: 0: no passage rejection).
     passage_threshold: float | None = None
+    #: Decide with the model's stacker (``stack.json``, fitted on dev) where it has one;
+    #: false: the raw keep probability against ``threshold`` and ``passage_threshold``.
+    stack: bool = True
     #: 2: a second tagger pass with the question + the bridge sentences.
     hops: int = 2
     #: The most probable sentences kept whatever their probability (never an empty context).
@@ -64,6 +67,8 @@ class TaggerConfig:
             raise ConfigError(f"k must be at least 1, got {self.k!r}")
         if self.hops not in (1, 2):
             raise ConfigError(f"hops must be 1 or 2, got {self.hops!r}")
+        if not isinstance(self.stack, bool):
+            raise ConfigError(f"stack must be true or false, got {self.stack!r}")
         if not isinstance(self.min_keep, int) or self.min_keep < 0:
             raise ConfigError(f"min_keep must be an integer >= 0, got {self.min_keep!r}")
         if self.unit not in UNITS:
@@ -220,13 +225,23 @@ def tag_and_select(
     unit: str,
     timings: dict[str, float],
     passage_threshold: float | None = None,
+    stack: bool = True,
 ) -> tuple[Selection, list[Scored]]:
     """The tagger over each passage's sentence chunks (empty passages dropped), then
     :func:`tagged_selection`; the ``tag`` and ``select`` stages are timed into ``timings``."""
     stop = timed(timings, "tag")
     units = [u for u in units if u]
     passages = [(u[0].title, [s.text for s in u]) for u in units]
-    pruned = prune(tagger, question, passages, threshold, hops, min_keep, passage_threshold)
+    pruned = prune(
+        tagger,
+        question,
+        passages,
+        threshold,
+        hops,
+        min_keep,
+        passage_threshold,
+        None if stack else False,
+    )
     stop()
     stop = timed(timings, "select")
     found = tagged_selection(pruned, units, budget, unit)
@@ -255,6 +270,7 @@ def select_with(
         c.unit,
         timings,
         c.passage_threshold,
+        c.stack,
     )
 
 

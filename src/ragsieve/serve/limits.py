@@ -71,6 +71,7 @@ _SAGE: dict[str, Bound] = {
 _TAGGER_COMMON: dict[str, Bound] = {
     "threshold": _float(0.0, 1.0),
     "passage_threshold": _float(0.0, 1.0),
+    "stack": BOOL,
     "hops": _int(1, 2),
     "unit": Bound("choice", choices=("sentence", "passage")),
 }

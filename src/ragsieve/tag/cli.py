@@ -87,6 +87,13 @@ def prune_cmd(
     model: Annotated[
         Path | None, typer.Option(help="A tagger folder (default: the shipped model).")
     ] = None,
+    stack: Annotated[
+        bool,
+        typer.Option(
+            help="Decide with the model's stacker (fitted on dev) where it has one; "
+            "--no-stack: the raw keep probability."
+        ),
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Keep the sentences of PASSAGES that answer QUESTION (the evidence tagger, no index)."""
@@ -110,6 +117,7 @@ def prune_cmd(
         hops=hops,
         model=model,
         passage_threshold=passage_threshold,
+        stack=stack,
     )
     if as_json:
         rows = [

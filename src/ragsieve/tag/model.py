@@ -23,6 +23,7 @@ import numpy as np
 from ragsieve.embed.onnx import cpu_session
 from ragsieve.errors import ConfigError
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
+from ragsieve.tag.stack import Stacker, load_stacker
 
 MODEL_FILES = {"int8": "model.onnx", "fp32": "model_fp32.onnx"}
 CONFIG_FILE = "tagger_config.json"
@@ -91,11 +92,13 @@ class OnnxTagger:
         self._lock = threading.Lock()
         self._session: Any = None
         self._encoder: PassageEncoder | None = None
+        self._stacker: Stacker | None = None
         self.config: dict[str, Any] = {}
 
     @property
     def threshold(self) -> float:
-        """The model's default keep threshold (chosen on its dev split at training)."""
+        """The model's threshold on its raw keep probability (chosen on its dev split at
+        training): the keep rule without a stacker, and the bridge hop's sentences with one."""
         self._load()
         return float(self.config.get("threshold", DEFAULT_THRESHOLD))
 
@@ -105,6 +108,13 @@ class OnnxTagger:
         ``threshold`` on the dev split; 0: no rejection)."""
         self._load()
         return float(self.config.get("passage_threshold", DEFAULT_PASSAGE_THRESHOLD))
+
+    @property
+    def stacker(self) -> Stacker | None:
+        """The folder's stacked keep decision (``stack.json``), which ``prune`` uses by
+        default where present; :attr:`threshold` then only picks the bridge hop's sentences."""
+        self._load()
+        return self._stacker
 
     def _load(self) -> None:
         if self._session is not None:
@@ -125,6 +135,7 @@ class OnnxTagger:
             session = cpu_session(model, self.threads, "tagger")
             max_length = int(self.config.get("max_length", DEFAULT_MAX_LENGTH))
             self._encoder = PassageEncoder(load_tokenizer(tok), max_length)
+            self._stacker = load_stacker(self.model_dir)
             self._session = session
 
     def tag(self, question: str, passages: Sequence[Passage]) -> list[Tagged]:

@@ -11,6 +11,13 @@ reaches the passage threshold (the bridge cannot turn an unrelated passage on), 
 sentence keeps the better of its two probabilities. At least ``min_keep`` sentences are kept
 (the most probable ones, whatever their passage), so that a question never gets an empty
 context.
+
+Where the model folder has a stacker (:mod:`ragsieve.tag.stack`, the default since issue 31's
+second round), the keep decision is the stacker's probability instead of the raw one: both
+readings are merged ungated, the stacker weighs them with the passage head and the pool, and
+``threshold`` applies to its probability (the passage threshold then defaults to the stacker's
+floor, below the raw rule's: the stacker has already weighed the passage). ``stack=False``
+restores the raw rule.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import numpy as np
 
 from ragsieve.errors import ConfigError
 from ragsieve.tag.model import Passage, Tagged
+from ragsieve.tag.stack import Stacker
 
 
 class Tagger(Protocol):
@@ -35,6 +43,9 @@ class Tagger(Protocol):
 
     @property
     def passage_threshold(self) -> float: ...
+
+    @property
+    def stacker(self) -> Stacker | None: ...
 
     def tag(self, question: str, passages: Sequence[Passage]) -> list[Tagged]: ...
 
@@ -103,6 +114,18 @@ def _bridge_hop(
     return out, {"hop": {**hop, "gated": gated}}
 
 
+def readings(
+    tagger: Tagger, question: str, passages: Sequence[Passage], hops: int = 2
+) -> tuple[list[Tagged], list[Tagged], dict[str, Any]]:
+    """What the stacker reads: the first reading, the better of both readings (the bridge hop
+    ungated, its sentences picked at the model's raw ``threshold``) and the hop's trace."""
+    first = tagger.tag(question, passages)
+    if hops != 2:
+        return first, first, {}
+    merged, hop = _bridge_hop(tagger, question, passages, first, tagger.threshold, 0.0)
+    return first, merged, hop
+
+
 def prune(
     tagger: Tagger,
     question: str,
@@ -111,21 +134,46 @@ def prune(
     hops: int = 2,
     min_keep: int = 1,
     passage_threshold: float | None = None,
+    stack: bool | None = None,
 ) -> Pruned:
     """Tag ``passages`` for ``question`` (``hops`` 1 or 2) and keep the sentences at or above
     ``threshold`` of the passages at or above ``passage_threshold`` (None: the model's
-    defaults; 0 turns passage rejection off)."""
+    defaults; 0 turns passage rejection off). ``stack``: decide with the model's stacker
+    (None: where it has one; True: it must; False: the raw probability)."""
     check_threshold(threshold)
     check_threshold(passage_threshold, "passage_threshold")
     if hops not in (1, 2):
         raise ConfigError(f"hops must be 1 or 2, got {hops!r}")
-    th = tagger.threshold if threshold is None else float(threshold)
-    pth = tagger.passage_threshold if passage_threshold is None else float(passage_threshold)
-    tagged = tagger.tag(question, passages)
-    trace: dict[str, Any] = {"threshold": th, "passage_threshold": pth, "passages": len(passages)}
-    if hops == 2:
-        tagged, hop = _bridge_hop(tagger, question, passages, tagged, th, pth)
-        trace.update(hop)
+    if stack is not None and not isinstance(stack, bool):
+        raise ConfigError(f"stack must be true or false, got {stack!r}")
+    stacker = tagger.stacker if stack is not False else None
+    if stack is True and stacker is None:
+        raise ConfigError(
+            "this tagger model has no stack.json: fit one with `python -m ragsieve.tag.fit_stack`"
+        )
+    if stacker is not None:
+        th = stacker.threshold if threshold is None else float(threshold)
+        pth = stacker.passage_threshold if passage_threshold is None else float(passage_threshold)
+        first, merged, hop = readings(tagger, question, passages, hops)
+        bridge = hop["hop"]["bridge_passage"] if hop.get("hop") else None
+        probs = stacker.keep_probs(first, merged, bridge)
+        tagged = [
+            Tagged(np.where(t.probs > 0, p, 0.0), t.relevance)  # headings (0) stay out
+            for p, t in zip(probs, merged, strict=True)
+        ]
+    else:
+        th = tagger.threshold if threshold is None else float(threshold)
+        pth = tagger.passage_threshold if passage_threshold is None else float(passage_threshold)
+        tagged, hop = tagger.tag(question, passages), {}
+        if hops == 2:
+            tagged, hop = _bridge_hop(tagger, question, passages, tagged, th, pth)
+    trace: dict[str, Any] = {
+        "threshold": th,
+        "passage_threshold": pth,
+        "passages": len(passages),
+        "decision": "stack" if stacker is not None else "threshold",
+        **hop,
+    }
     keep = {(p, s) for p, t in enumerate(tagged) if t.relevance >= pth for s in t.kept(th)}
     trace["rejected_passages"] = sum(1 for t in tagged if t.relevance < pth)
     flat = [(float(t.probs[s]), p, s) for p, t in enumerate(tagged) for s in range(len(t.probs))]

@@ -1,0 +1,143 @@
+"""The stacked keep decision: its features, the shipped stack.json, and fitting it on dev."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragsieve.data import find_data_dir
+from ragsieve.errors import ConfigError
+from ragsieve.tag.fit_stack import GRID, dev_pools, fit_stack
+from ragsieve.tag.model import OnnxTagger, shipped_model_dir
+from ragsieve.tag.prune import prune, readings
+from ragsieve.tag.stack import FEATURES, STACK_FILE, Stacker, features, load_stacker
+
+FILM = [
+    "Kiss and Tell is a 1945 American comedy film starring Shirley Temple as Corliss Archer.",
+    "It was directed by Richard Wallace.",
+]
+TEMPLE = [
+    "Shirley Temple Black was an American actress, singer, dancer and diplomat.",
+    "As an adult she served as Chief of Protocol of the United States.",
+]
+OTHER = ["The Eiffel Tower was completed in 1889 for the World's Fair in Paris."]
+QUESTION = (
+    "What government position was held by the woman who portrayed Corliss Archer in the film "
+    "Kiss and Tell?"
+)
+PASSAGES = [("Eiffel Tower", OTHER), ("Kiss and Tell", FILM), ("Shirley Temple", TEMPLE)]
+
+
+@pytest.fixture(scope="module")
+def tagger() -> OnnxTagger:
+    return OnnxTagger()
+
+
+def test_the_shipped_model_decides_with_its_stacker(tagger: OnnxTagger) -> None:
+    st = tagger.stacker
+    assert st is not None and 0 < st.threshold < 1 and st.features == FEATURES
+    stacked = prune(tagger, QUESTION, PASSAGES)
+    raw = prune(tagger, QUESTION, PASSAGES, stack=False)
+    assert stacked.trace["decision"] == "stack" and stacked.threshold == st.threshold
+    # the stacker's floor on the passage head, below the raw rule's passage threshold
+    assert stacked.passage_threshold == st.passage_threshold < raw.passage_threshold
+    assert raw.trace["decision"] == "threshold" and raw.threshold == tagger.threshold
+    # the stacked probabilities are the stacker's, from the same two readings
+    first, merged, hop = readings(tagger, QUESTION, PASSAGES)
+    bridge = hop["hop"]["bridge_passage"] if hop.get("hop") else None
+    want = st.keep_probs(first, merged, bridge)
+    for t, w in zip(stacked.tagged, want, strict=True):
+        assert np.allclose(t.probs, w)
+    assert all(k.prob >= st.threshold for k in stacked.kept[1:]) or len(stacked.kept) == 1
+    assert stacked.kept and all(k.passage != 0 for k in stacked.kept)  # not the Eiffel Tower
+
+
+@pytest.fixture(scope="module")
+def hotpot() -> tuple[str, list[tuple[str, list[str]]]]:
+    """A held-out HotpotQA train question with its ten paragraphs (a bridge hop happens)."""
+    q = dev_pools(find_data_dir(), squad=1, limit=1)["hotpot"][0]
+    return q["question"], [(t, s) for t, s, _ in q["pool"]]
+
+
+def test_features_are_the_readings(
+    tagger: OnnxTagger, hotpot: tuple[str, list[tuple[str, list[str]]]]
+) -> None:
+    question, passages = hotpot
+    first, merged, hop = readings(tagger, question, passages)
+    bridge = hop["hop"]["bridge_passage"]
+    mats = features(first, merged, bridge)
+    col = {name: i for i, name in enumerate(FEATURES)}
+    rel = np.array([t.relevance for t in merged])
+    for p, (m, a, b) in enumerate(zip(mats, first, merged, strict=True)):
+        assert m.shape == (len(b.probs), len(FEATURES))
+        logit = lambda x: np.log(np.clip(x, 1e-4, 1 - 1e-4) / (1 - np.clip(x, 1e-4, 1 - 1e-4)))  # noqa: E731
+        assert np.allclose(m[:, col["sentence"]], logit(a.probs))
+        assert np.allclose(m[:, col["sentence_hop"]], logit(b.probs))
+        assert (m[:, col["bridge"]] == float(p == bridge)).all()
+        assert (m[:, col["top_passage"]] == float(rel[p] == rel.max())).all()
+        assert sorted(m[:, col["sentence_rank"]].tolist()) == list(range(len(b.probs)))
+    hop1 = readings(tagger, question, passages, hops=1)
+    assert hop1[2] == {} and hop1[0] is hop1[1]  # one reading: the merged one is the first
+
+
+def test_headings_stay_out_of_the_stacked_context(tagger: OnnxTagger) -> None:
+    passage = ("Temple", ["## Career", *TEMPLE])
+    out = prune(tagger, QUESTION, [passage, PASSAGES[1]], threshold=0.01)
+    assert out.tagged[0].probs[0] == 0.0
+    assert all(k.text != "## Career" for k in out.kept)
+
+
+def test_stacker_file_round_trip_and_bad_files(tmp_path: Path) -> None:
+    st = load_stacker(shipped_model_dir())
+    assert st is not None
+    st.save(tmp_path, {"note": "copy"})
+    assert load_stacker(tmp_path) == st
+    assert load_stacker(tmp_path / "nowhere") is None
+    data = json.loads((tmp_path / STACK_FILE).read_text("utf-8"))
+    (tmp_path / STACK_FILE).write_text(json.dumps({**data, "features": ["sentence"]}), "utf-8")
+    with pytest.raises(ConfigError, match="refit"):
+        load_stacker(tmp_path)
+    (tmp_path / STACK_FILE).write_text("{not json", "utf-8")
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_stacker(tmp_path)
+    (tmp_path / STACK_FILE).write_text(json.dumps({"mean": [0]}), "utf-8")
+    with pytest.raises(ConfigError, match="malformed"):
+        load_stacker(tmp_path)
+
+
+def test_a_model_without_a_stacker_uses_the_raw_rule(tmp_path: Path) -> None:
+    for f in shipped_model_dir().iterdir():
+        if f.name != STACK_FILE and f.is_file():
+            (tmp_path / f.name).symlink_to(f)
+    bare = OnnxTagger(tmp_path)
+    assert bare.stacker is None
+    assert prune(bare, QUESTION, PASSAGES).trace["decision"] == "threshold"
+    with pytest.raises(ConfigError, match="fit_stack"):
+        prune(bare, QUESTION, PASSAGES, stack=True)
+
+
+def test_fit_stack_on_dev_pools(tagger: OnnxTagger) -> None:
+    """A real fit on a few dev questions (HotpotQA held-out train and SQuAD train dev
+    articles): weights that rank gold sentences above the others, and a threshold of the grid
+    chosen by the answer-recall rule on out-of-fold predictions."""
+    sets = dev_pools(find_data_dir(), squad=6, limit=6)
+    stacker, report = fit_stack(tagger, sets, folds=3, log=lambda *_: None)
+    assert stacker.threshold in {float(c) for c in GRID} and report["chosen"] == stacker.threshold
+    assert set(report["cv"]) == {"hotpot", "squad"}
+    assert len(report["cv"]["hotpot"]) == len(GRID)
+    gold, other = [], []
+    for qs in sets.values():
+        for q in qs:
+            passages = [(t, s) for t, s, _ in q["pool"]]
+            first, merged, hop = readings(tagger, q["question"], passages)
+            bridge = hop["hop"]["bridge_passage"] if hop.get("hop") else None
+            for probs, (_, _, ys) in zip(
+                stacker.keep_probs(first, merged, bridge), q["pool"], strict=True
+            ):
+                for p, y in zip(probs, ys, strict=True):
+                    (gold if y else other).append(p)
+    assert np.mean(gold) > np.mean(other) + 0.1
+    assert isinstance(stacker, Stacker)
