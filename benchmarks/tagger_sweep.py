@@ -97,8 +97,8 @@ def sweep(
         "decision": decision,
         "sets": {},
     }
-    grid = (
-        [(th, 0.0) for th in STACK_THRESHOLDS]
+    grid: list[tuple[float, float | None]] = (
+        [(th, None) for th in STACK_THRESHOLDS]  # None: the stacker's passage floor
         if decision == "stack"
         else [(th, pth) for th in THRESHOLDS for pth in PASSAGE_THRESHOLDS]
     )
@@ -113,7 +113,7 @@ def sweep(
                 pr = prune(tagger, q["question"], passages, th, hops, 1, pth, decision == "stack")
                 kept = [(k.passage, k.sentence, k.prob) for k in pr.kept]
                 rows.append(measure(kept, q, budget))
-            points[f"{th}/{pth}"] = mean(rows)
+            points[f"{th}/{'floor' if pth is None else pth}"] = mean(rows)
         out["sets"][name] = {
             "questions": len(questions),
             "naive": mean(base),

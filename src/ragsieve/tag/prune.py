@@ -13,8 +13,8 @@ sentence keeps the better of its two probabilities. At least ``min_keep`` senten
 context.
 
 Where the model folder has a stacker (:mod:`ragsieve.tag.stack`, the default since issue 31's
-second round), the keep decision is the stacker's probability instead of the raw one: both
-readings are merged ungated, the stacker weighs them with the passage head and the pool, and
+second round), the keep decision is the stacker's probability instead of the raw one: it
+weighs the two readings (the raw rule's hop) with the passage head and the pool, and
 ``threshold`` applies to its probability (the passage threshold then defaults to the stacker's
 floor, below the raw rule's: the stacker has already weighed the passage). ``stack=False``
 restores the raw rule.
@@ -117,12 +117,16 @@ def _bridge_hop(
 def readings(
     tagger: Tagger, question: str, passages: Sequence[Passage], hops: int = 2
 ) -> tuple[list[Tagged], list[Tagged], dict[str, Any]]:
-    """What the stacker reads: the first reading, the better of both readings (the bridge hop
-    ungated, its sentences picked at the model's raw ``threshold``) and the hop's trace."""
+    """What the stacker reads: the first reading, the better of both readings and the hop's
+    trace. The hop is the raw rule's, at the model's raw ``threshold`` and
+    ``passage_threshold`` (bridge and gate): ungated, it ran on twice the questions for the
+    same dev quality (docs/tagger.md)."""
     first = tagger.tag(question, passages)
     if hops != 2:
         return first, first, {}
-    merged, hop = _bridge_hop(tagger, question, passages, first, tagger.threshold, 0.0)
+    merged, hop = _bridge_hop(
+        tagger, question, passages, first, tagger.threshold, tagger.passage_threshold
+    )
     return first, merged, hop
 
 
