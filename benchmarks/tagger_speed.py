@@ -34,6 +34,7 @@ class Recording:
         self.calls: list[tuple[str, list[Passage]]] = []
         self.threshold = inner.threshold
         self.passage_threshold = inner.passage_threshold
+        self.stacker = inner.stacker  # the default decision: stacked where the model has one
 
     def tag(self, question: str, passages: Sequence[Passage]) -> list[Tagged]:
         self.calls.append((question, list(passages)))
