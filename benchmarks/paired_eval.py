@@ -39,14 +39,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="+", type=Path)
     ap.add_argument("--base", default="naive")
+    ap.add_argument(
+        "--metrics",
+        default=",".join(METRICS),
+        help="comma-separated per-question fields, e.g. f1,em,prompt_tokens for an LLM run",
+    )
     args = ap.parse_args()
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     rows = load(args.dirs)
     base = rows[args.base]
-    print("| method | " + " | ".join(f"{m} (x base; diff [95% CI])" for m in METRICS) + " |")
-    print("|---|" + "---|" * len(METRICS))
+    print("| method | " + " | ".join(f"{m} (x base; diff [95% CI])" for m in metrics) + " |")
+    print("|---|" + "---|" * len(metrics))
     for method, per in rows.items():
         cells = []
-        for m in METRICS:
+        for m in metrics:
             ids = [
                 i
                 for i in per

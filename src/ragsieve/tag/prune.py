@@ -119,8 +119,8 @@ def readings(
 ) -> tuple[list[Tagged], list[Tagged], dict[str, Any]]:
     """What the stacker reads: the first reading, the better of both readings and the hop's
     trace. The hop is the raw rule's, at the model's raw ``threshold`` and
-    ``passage_threshold`` (bridge and gate): ungated, it ran on twice the questions for the
-    same dev quality (docs/tagger.md)."""
+    ``passage_threshold`` (bridge and gate): ungated, it was slower for the same dev quality
+    (docs/tagger.md)."""
     first = tagger.tag(question, passages)
     if hops != 2:
         return first, first, {}
