@@ -35,11 +35,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ragsieve.data import find_data_dir
 from ragsieve.tag.model import OnnxTagger, Passage, Tagged
-from ragsieve.tag.pools import dense_order, load_split, mean, measure, naive
+from ragsieve.tag.pools import (
+    TOLERANCE,
+    choose_point,
+    dense_order,
+    load_split,
+    mean,
+    measure,
+    naive,
+)
 from ragsieve.tag.prune import prune
 
 REPO = Path(__file__).resolve().parents[1]
@@ -127,30 +133,16 @@ def sweep(
     return out
 
 
-#: How far below naive a dev set's answer recall may fall and still count as "at naive's": one
-#: question in 100 (the dev sets hold 95 and 100; a single question is within their noise).
-TOLERANCE = 0.01
-
-
 def choose(result: dict, tolerance: float = TOLERANCE) -> tuple[float, float]:
-    """The point with the fewest mean tokens (over the sets) whose answer recall on every set
-    stays at naive's (within ``tolerance``); if none does, the best answer recall. With
-    ``tolerance=0`` the shipped model's dev sweep picks 0.2/0.5, which keeps the same HotpotQA
-    tokens at 0.045 less answer recall than 0.3/0.3 (BENCHMARKS.md)."""
-    sets = result["sets"].values()
-    keys = list(next(iter(sets))["points"])
-
-    def at_naive(k: str) -> bool:
-        return all(
-            s["points"][k]["answer_recall"] >= s["naive"]["answer_recall"] - tolerance - 1e-9
-            for s in sets
-        )
-
-    ok = [k for k in keys if at_naive(k)]
-    if ok:
-        best = min(ok, key=lambda k: np.mean([s["points"][k]["tokens"] for s in sets]))
-    else:
-        best = max(keys, key=lambda k: np.mean([s["points"][k]["answer_recall"] for s in sets]))
+    """``tag.pools.choose_point`` over the raw grid. With ``tolerance=0`` the shipped model's
+    dev sweep picks 0.2/0.5, which keeps the same HotpotQA tokens at 0.045 less answer recall
+    than 0.3/0.3 (BENCHMARKS.md)."""
+    sets = result["sets"]
+    best = choose_point(
+        {n: s["points"] for n, s in sets.items()},
+        {n: s["naive"]["answer_recall"] for n, s in sets.items()},
+        tolerance,
+    )
     th, pth = best.split("/")
     return float(th), float(pth)
 

@@ -26,7 +26,9 @@ import numpy as np
 from ragsieve.data import find_data_dir
 from ragsieve.tag.model import OnnxTagger
 from ragsieve.tag.pools import (
+    TOLERANCE,
     Pool,
+    choose_point,
     dense_order,
     hotpot_pool,
     mean,
@@ -41,7 +43,6 @@ from ragsieve.tag.stack import Stacker, features, fit_weights
 GRID = tuple(round(x, 2) for x in np.arange(0.02, 0.51, 0.01))
 FOLDS = 5
 HOTPOT_WEIGHT = 3.0
-TOLERANCE = 0.01
 BUDGET = 450
 #: The floor on passage relevance stored with the stacker (see ``Stacker.passage_threshold``:
 #: set for off-topic passages, which no dev pool holds; the threshold is chosen with it on).
@@ -101,24 +102,6 @@ def curve(
     return out
 
 
-def choose(
-    points: dict[str, dict[str, dict[str, float]]],
-    naive_recall: dict[str, float],
-    tolerance: float = TOLERANCE,
-) -> float:
-    """Fewest mean tokens with answer recall at naive's (within ``tolerance``) on every set;
-    if no point qualifies, the best mean answer recall."""
-    keys = list(next(iter(points.values())))
-    ok = [
-        k
-        for k in keys
-        if all(points[s][k]["answer_recall"] >= naive_recall[s] - tolerance - 1e-9 for s in points)
-    ]
-    if ok:
-        return float(min(ok, key=lambda k: np.mean([points[s][k]["tokens"] for s in points])))
-    return float(max(keys, key=lambda k: np.mean([points[s][k]["answer_recall"] for s in points])))
-
-
 def fit_stack(
     tagger: Tagger,
     sets: dict[str, list[Pool]],
@@ -156,7 +139,7 @@ def fit_stack(
         for n, i in (k for k in keys if fold[k] == f):
             oof[n][i] = st.probs([rows[n][i][0]])[0]
     points = curve(sets, rows, oof, budget)
-    th = choose(points, {n: b["answer_recall"] for n, b in base.items()}, tolerance)
+    th = float(choose_point(points, {n: b["answer_recall"] for n, b in base.items()}, tolerance))
     stacker = Stacker(*fit_on(keys), threshold=th, passage_threshold=PASSAGE_FLOOR)
     report = {
         "budget": budget,
