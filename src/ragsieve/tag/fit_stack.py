@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ragsieve.data import find_data_dir
+from ragsieve.tag.data import hotpot_dev_questions
 from ragsieve.tag.model import OnnxTagger
 from ragsieve.tag.pools import (
     TOLERANCE,
@@ -52,8 +53,8 @@ PASSAGE_FLOOR = 0.1
 def dev_pools(
     data: Path, squad: int, seed: int = 11, limit: int | None = None
 ) -> dict[str, list[Pool]]:
-    from ragsieve.tag.data import hotpot_dev_questions
-
+    """The stacker's dev pools: every held-out HotpotQA train question and ``squad``
+    SQuAD-train dev-article questions (``limit``: at most that many of each, for tests)."""
     hot = [hotpot_pool(o) for o in hotpot_dev_questions(data)]
     sq = squad_pools(squad_dev_articles(data), squad, seed)
     if limit:
