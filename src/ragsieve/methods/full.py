@@ -64,7 +64,7 @@ from ragsieve.select.base import Selection, Selector, make_context
 from ragsieve.select.benefit import BenefitScorer
 from ragsieve.select.mcts import DEFAULT_BUDGET, DEFAULT_CANDIDATES, MCTSConfig, MCTSSelector
 from ragsieve.tag.model import shipped_model_present
-from ragsieve.tag.prune import check_threshold
+from ragsieve.tag.prune import check_stack, check_threshold
 from ragsieve.types import Scored
 
 if TYPE_CHECKING:
@@ -143,8 +143,7 @@ class FullConfig(SageConfig):
             self.reranker, self.scorer = self.scorer, "reranker"
         check_threshold(self.threshold)
         check_threshold(self.passage_threshold, "passage_threshold")
-        if not isinstance(self.stack, bool):
-            raise ConfigError(f"stack must be true or false, got {self.stack!r}")
+        check_stack(self.stack)
         if self.scorer == "tagger" and self.order == "mcts":
             raise ConfigError("order=mcts orders reranker scores: use it with scorer=reranker")
         for name in ("chunks", "expand", "links"):

@@ -27,7 +27,7 @@ from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter
 from ragsieve.select.base import Selection, make_context
 from ragsieve.tag.model import OnnxTagger
-from ragsieve.tag.prune import Pruned, check_threshold, prune
+from ragsieve.tag.prune import Pruned, check_stack, check_threshold, prune
 from ragsieve.text import count_tokens, split_sentences
 from ragsieve.types import Chunk, Scored
 
@@ -67,8 +67,7 @@ class TaggerConfig:
             raise ConfigError(f"k must be at least 1, got {self.k!r}")
         if self.hops not in (1, 2):
             raise ConfigError(f"hops must be 1 or 2, got {self.hops!r}")
-        if not isinstance(self.stack, bool):
-            raise ConfigError(f"stack must be true or false, got {self.stack!r}")
+        check_stack(self.stack)
         if not isinstance(self.min_keep, int) or self.min_keep < 0:
             raise ConfigError(f"min_keep must be an integer >= 0, got {self.min_keep!r}")
         if self.unit not in UNITS:

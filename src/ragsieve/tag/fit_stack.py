@@ -69,12 +69,11 @@ def question_rows(tagger: Tagger, q: Pool) -> Rows:
     """Features, gold labels, (passage, sentence) and passage relevance of every sentence of
     one pool."""
     passages = [(t, s) for t, s, _ in q["pool"]]
-    first, merged, hop = readings(tagger, q["question"], passages)
-    bridge = hop["hop"]["bridge_passage"] if hop.get("hop") else None
-    mats = features(first, merged, bridge)
+    r = readings(tagger, q["question"], passages)
+    mats = features(r.first, r.merged, r.bridge)
     where = [(p, s) for p, (_, sents, _) in enumerate(q["pool"]) for s in range(len(sents))]
     labels = np.array([y for _, _, ys in q["pool"] for y in ys], dtype=np.int64)
-    rel = np.array([merged[p].relevance for p, _ in where], dtype=np.float64)
+    rel = np.array([r.merged[p].relevance for p, _ in where], dtype=np.float64)
     return np.vstack(mats), labels, where, rel
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -84,6 +84,12 @@ def check_threshold(threshold: float | None, name: str = "threshold") -> None:
         raise ConfigError(f"{name} must be in {bounds}, got {threshold!r}")
 
 
+def check_stack(stack: bool | None) -> None:
+    """``stack`` is true, false or (``prune`` only) None."""
+    if stack is not None and not isinstance(stack, bool):
+        raise ConfigError(f"stack must be true or false, got {stack!r}")
+
+
 def _bridge_hop(
     tagger: Tagger,
     question: str,
@@ -114,20 +120,27 @@ def _bridge_hop(
     return out, {"hop": {**hop, "gated": gated}}
 
 
-def readings(
-    tagger: Tagger, question: str, passages: Sequence[Passage], hops: int = 2
-) -> tuple[list[Tagged], list[Tagged], dict[str, Any]]:
-    """What the stacker reads: the first reading, the better of both readings and the hop's
-    trace. The hop is the raw rule's, at the model's raw ``threshold`` and
-    ``passage_threshold`` (bridge and gate): ungated, it was slower for the same dev quality
-    (docs/tagger.md)."""
+class Readings(NamedTuple):
+    """What the stacker reads: the first reading, the better of both readings, the bridge
+    passage (None: no hop) and the hop's trace."""
+
+    first: list[Tagged]
+    merged: list[Tagged]
+    bridge: int | None
+    trace: dict[str, Any]
+
+
+def readings(tagger: Tagger, question: str, passages: Sequence[Passage], hops: int = 2) -> Readings:
+    """The tagger's readings for the stacker. The hop is the raw rule's, at the model's raw
+    ``threshold`` and ``passage_threshold`` (bridge and gate): ungated, it was slower for the
+    same dev quality (docs/tagger.md)."""
     first = tagger.tag(question, passages)
     if hops != 2:
-        return first, first, {}
+        return Readings(first, first, None, {})
     merged, hop = _bridge_hop(
         tagger, question, passages, first, tagger.threshold, tagger.passage_threshold
     )
-    return first, merged, hop
+    return Readings(first, merged, hop["hop"]["bridge_passage"] if hop["hop"] else None, hop)
 
 
 def prune(
@@ -148,26 +161,25 @@ def prune(
     check_threshold(passage_threshold, "passage_threshold")
     if hops not in (1, 2):
         raise ConfigError(f"hops must be 1 or 2, got {hops!r}")
-    if stack is not None and not isinstance(stack, bool):
-        raise ConfigError(f"stack must be true or false, got {stack!r}")
+    check_stack(stack)
     stacker = tagger.stacker if stack is not False else None
     if stack is True and stacker is None:
         raise ConfigError(
             "this tagger model has no stack.json: fit one with `python -m ragsieve.tag.fit_stack`"
         )
+    # The defaults come from whichever decides: the stacker's operating point, or the model's.
+    decides: Stacker | Tagger = stacker if stacker is not None else tagger
+    th = decides.threshold if threshold is None else float(threshold)
+    pth = decides.passage_threshold if passage_threshold is None else float(passage_threshold)
     if stacker is not None:
-        th = stacker.threshold if threshold is None else float(threshold)
-        pth = stacker.passage_threshold if passage_threshold is None else float(passage_threshold)
-        first, merged, hop = readings(tagger, question, passages, hops)
-        bridge = hop["hop"]["bridge_passage"] if hop.get("hop") else None
-        probs = stacker.keep_probs(first, merged, bridge)
+        r = readings(tagger, question, passages, hops)
+        probs = stacker.keep_probs(r.first, r.merged, r.bridge)
         tagged = [
             Tagged(np.where(t.probs > 0, p, 0.0), t.relevance)  # headings (0) stay out
-            for p, t in zip(probs, merged, strict=True)
+            for p, t in zip(probs, r.merged, strict=True)
         ]
+        hop = r.trace
     else:
-        th = tagger.threshold if threshold is None else float(threshold)
-        pth = tagger.passage_threshold if passage_threshold is None else float(passage_threshold)
         tagged, hop = tagger.tag(question, passages), {}
         if hops == 2:
             tagged, hop = _bridge_hop(tagger, question, passages, tagged, th, pth)
