@@ -3,8 +3,10 @@ CLI tests (``pythonpath = ["tests"]`` in pyproject.toml makes this importable)."
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from typing import Any
 
 
 def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
@@ -15,6 +17,16 @@ def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=timeout,
     )
+
+
+def probe_json(code: str, timeout: int = 300) -> Any:
+    """Run ``code`` in a fresh interpreter (nothing imported yet: what a new process loads),
+    assert it exits 0, and return the JSON it printed on its last line."""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def assert_one_line_error(p: subprocess.CompletedProcess[str], code: int, fragment: str) -> str:

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from cli_helpers import probe_json
 from pool_helpers import QUESTION, corpus_paragraphs, is_answer
 
 import ragsieve.pool
@@ -221,10 +222,6 @@ def test_the_default_tagger_prunes_directly_without_a_working_index(
 
 def test_direct_pruning_loads_neither_lance_nor_torch() -> None:
     """A fresh interpreter: the default selector opens no Lance dataset and loads no torch."""
-    import json
-    import subprocess
-    import sys
-
     probe = (
         "import json, sys\n"
         "from ragsieve.pool import PoolSelector\n"
@@ -233,9 +230,5 @@ def test_direct_pruning_loads_neither_lance_nor_torch() -> None:
         "heavy = ('torch', 'lance', 'lancedb')\n"
         "print(json.dumps([len(res.pieces), [m for m in heavy if m in sys.modules]]))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=False
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    n, loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    n, loaded = probe_json(probe)
     assert n >= 1 and loaded == []

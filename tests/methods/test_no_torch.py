@@ -3,12 +3,10 @@ fresh interpreter, on the int8 ONNX models alone (torch is for training only).""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import probe_json
 
 pytestmark = pytest.mark.integration
 
@@ -27,11 +25,7 @@ def test_every_method_selects_without_importing_torch(sentence_index_dir: Path) 
         "heavy = ('torch', 'sentence_transformers', 'transformers')\n"
         "print(json.dumps({'picked': picked, 'loaded': [m for m in heavy if m in sys.modules]}))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=600, check=False
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result = probe_json(probe, timeout=600)
     from ragsieve.methods import known_methods
 
     assert sorted(result["picked"]) == known_methods()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tagger_helpers import PASSAGES, QUESTION, TEMPLE
 
 from ragsieve.data import find_data_dir
 from ragsieve.errors import ConfigError
@@ -14,21 +15,6 @@ from ragsieve.tag.fit_stack import GRID, dev_pools, fit_stack
 from ragsieve.tag.model import OnnxTagger, shipped_model_dir
 from ragsieve.tag.prune import prune, readings
 from ragsieve.tag.stack import FEATURES, STACK_FILE, Stacker, features, load_stacker
-
-FILM = [
-    "Kiss and Tell is a 1945 American comedy film starring Shirley Temple as Corliss Archer.",
-    "It was directed by Richard Wallace.",
-]
-TEMPLE = [
-    "Shirley Temple Black was an American actress, singer, dancer and diplomat.",
-    "As an adult she served as Chief of Protocol of the United States.",
-]
-OTHER = ["The Eiffel Tower was completed in 1889 for the World's Fair in Paris."]
-QUESTION = (
-    "What government position was held by the woman who portrayed Corliss Archer in the film "
-    "Kiss and Tell?"
-)
-PASSAGES = [("Eiffel Tower", OTHER), ("Kiss and Tell", FILM), ("Shirley Temple", TEMPLE)]
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +32,8 @@ def test_the_shipped_model_decides_with_its_stacker(tagger: OnnxTagger) -> None:
     assert stacked.passage_threshold == st.passage_threshold < raw.passage_threshold
     assert raw.trace["decision"] == "threshold" and raw.threshold == tagger.threshold
     # the stacked probabilities are the stacker's, from the same two readings
-    first, merged, hop = readings(tagger, QUESTION, PASSAGES)
-    bridge = hop["hop"]["bridge_passage"] if hop.get("hop") else None
-    want = st.keep_probs(first, merged, bridge)
+    r = readings(tagger, QUESTION, PASSAGES)
+    want = st.keep_probs(r.first, r.merged, r.bridge)
     for t, w in zip(stacked.tagged, want, strict=True):
         assert np.allclose(t.probs, w)
     assert all(k.prob >= st.threshold for k in stacked.kept[1:]) or len(stacked.kept) == 1
@@ -66,8 +51,8 @@ def test_features_are_the_readings(
     tagger: OnnxTagger, hotpot: tuple[str, list[tuple[str, list[str]]]]
 ) -> None:
     question, passages = hotpot
-    first, merged, hop = readings(tagger, question, passages)
-    bridge = hop["hop"]["bridge_passage"]
+    first, merged, bridge, hop = readings(tagger, question, passages)
+    assert bridge is not None and bridge == hop["hop"]["bridge_passage"]
     mats = features(first, merged, bridge)
     col = {name: i for i, name in enumerate(FEATURES)}
     rel = np.array([t.relevance for t in merged])
@@ -80,7 +65,8 @@ def test_features_are_the_readings(
         assert (m[:, col["top_passage"]] == float(rel[p] == rel.max())).all()
         assert sorted(m[:, col["sentence_rank"]].tolist()) == list(range(len(b.probs)))
     hop1 = readings(tagger, question, passages, hops=1)
-    assert hop1[2] == {} and hop1[0] is hop1[1]  # one reading: the merged one is the first
+    assert hop1.trace == {} and hop1.bridge is None
+    assert hop1.first is hop1.merged  # one reading: the merged one is the first
 
 
 def test_headings_stay_out_of_the_stacked_context(tagger: OnnxTagger) -> None:
@@ -132,10 +118,9 @@ def test_fit_stack_on_dev_pools(tagger: OnnxTagger) -> None:
     for qs in sets.values():
         for q in qs:
             passages = [(t, s) for t, s, _ in q["pool"]]
-            first, merged, hop = readings(tagger, q["question"], passages)
-            bridge = hop["hop"]["bridge_passage"] if hop.get("hop") else None
+            r = readings(tagger, q["question"], passages)
             for probs, (_, _, ys) in zip(
-                stacker.keep_probs(first, merged, bridge), q["pool"], strict=True
+                stacker.keep_probs(r.first, r.merged, r.bridge), q["pool"], strict=True
             ):
                 for p, y in zip(probs, ys, strict=True):
                     (gold if y else other).append(p)
