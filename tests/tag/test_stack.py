@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import assert_one_line_error
 from tagger_helpers import PASSAGES, QUESTION, TEMPLE
 
 from ragsieve.data import find_data_dir
@@ -126,3 +129,29 @@ def test_fit_stack_on_dev_pools(tagger: OnnxTagger) -> None:
                     (gold if y else other).append(p)
     assert np.mean(gold) > np.mean(other) + 0.1
     assert isinstance(stacker, Stacker)
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--model", "{tmp}/no-model"], "model.onnx is missing"),
+        (["--squad", "0"], "--squad must be a positive integer"),
+        (["--limit", "-1"], "--limit must be a positive integer"),
+        (["--squad", "many"], "invalid int value"),
+        (["--bogus"], "unrecognized arguments"),
+    ],
+)
+def test_fit_stack_bad_input_is_one_line_and_keeps_the_stacker(
+    tmp_path: Path, args: list[str], fragment: str
+) -> None:
+    kept = (shipped_model_dir() / STACK_FILE).read_bytes()
+    (tmp_path / STACK_FILE).write_bytes(kept)
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args] + ["--out", str(tmp_path)]
+    p = subprocess.run(
+        [sys.executable, "-m", "ragsieve.tag.fit_stack", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert_one_line_error(p, 2, fragment)
+    assert (tmp_path / STACK_FILE).read_bytes() == kept

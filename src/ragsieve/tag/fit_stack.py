@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from ragsieve.data import find_data_dir
+from ragsieve.errors import InputError, RagsieveError
 from ragsieve.tag.data import hotpot_dev_questions
 from ragsieve.tag.model import OnnxTagger
 from ragsieve.tag.pools import (
@@ -158,8 +160,28 @@ def fit_stack(
     return stacker, report
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: Sequence[str] | None = None) -> int:
+    """Fit and save; a bad option, model folder or data folder is one line on stderr and a
+    non-zero exit, with any stack.json already there left as it was (it is replaced whole,
+    at the end)."""
+    try:
+        _fit_and_save(argv)
+    except RagsieveError as exc:
+        print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return exc.exit_code
+    return 0
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are an :class:`InputError` (one line, exit 2), not usage
+    text and a second line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise InputError(f"{message} (see 'python -m ragsieve.tag.fit_stack --help')")
+
+
+def _fit_and_save(argv: Sequence[str] | None) -> None:
+    ap = _Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, default=None, help="tagger folder (default: shipped)")
     ap.add_argument(
         "--out", type=Path, default=None, help="where stack.json goes (default: --model)"
@@ -168,7 +190,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--limit", type=int, default=None, help="at most N questions per set")
     ap.add_argument("--budget", type=int, default=BUDGET)
     args = ap.parse_args(argv)
+    for name in ("squad", "limit", "budget"):
+        v = getattr(args, name)
+        if v is not None and v < 1:
+            raise InputError(f"--{name} must be a positive integer, got {v}")
     tagger = OnnxTagger(args.model)
+    tagger.threshold  # noqa: B018 -- loads the model now: a bad folder fails before the data is read
     sets = dev_pools(find_data_dir(), args.squad, limit=args.limit)
     stacker, report = fit_stack(tagger, sets, args.budget)
     out = args.out or tagger.model_dir
@@ -185,4 +212,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
