@@ -53,7 +53,7 @@ RESULTS = REPO / "benchmarks" / "results"
 THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 PASSAGE_THRESHOLDS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 #: The stacked decision's grid (``--decision stack``: ``threshold`` on the stacker's
-#: probability, no passage threshold).
+#: probability, with the stacker's own passage floor).
 STACK_THRESHOLDS = (0.03, 0.05, 0.08, 0.1, 0.12, 0.15, 0.2, 0.3)
 
 

@@ -26,19 +26,16 @@ import numpy as np
 
 from ragsieve.data import find_data_dir
 from ragsieve.errors import InputError, RagsieveError
-from ragsieve.tag.data import hotpot_dev_questions
 from ragsieve.tag.model import OnnxTagger
 from ragsieve.tag.pools import (
     TOLERANCE,
     Pool,
     choose_point,
     dense_order,
-    hotpot_pool,
+    load_split,
     mean,
     measure,
     naive,
-    squad_dev_articles,
-    squad_pools,
 )
 from ragsieve.tag.prune import Tagger, readings
 from ragsieve.tag.stack import Stacker, features, fit_weights
@@ -57,11 +54,7 @@ def dev_pools(
 ) -> dict[str, list[Pool]]:
     """The stacker's dev pools: every held-out HotpotQA train question and ``squad``
     SQuAD-train dev-article questions (``limit``: at most that many of each, for tests)."""
-    hot = [hotpot_pool(o) for o in hotpot_dev_questions(data)]
-    sq = squad_pools(squad_dev_articles(data), squad, seed)
-    if limit:
-        hot, sq = hot[:limit], sq[:limit]
-    return {"hotpot": hot, "squad": sq}
+    return load_split("dev", data, limit, squad, seed)
 
 
 Rows = tuple[np.ndarray, np.ndarray, list[tuple[int, int]], np.ndarray]

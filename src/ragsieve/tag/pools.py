@@ -91,15 +91,18 @@ def squad_dev_articles(data: Path) -> list[dict[str, Any]]:
     return [a for i, a in enumerate(arts) if i % 20 == SQUAD_TRAIN_DEV_MOD]
 
 
-def load_split(split: str, data: Path, limit: int | None = None) -> dict[str, list[Pool]]:
-    """The ``dev`` or ``test`` pools: {"hotpot": [...], "squad": [...]} (100 SQuAD each)."""
+def load_split(
+    split: str, data: Path, limit: int | None = None, squad: int = 100, seed: int = 5
+) -> dict[str, list[Pool]]:
+    """The ``dev`` or ``test`` pools: {"hotpot": [...], "squad": [...]}, ``squad`` SQuAD
+    questions drawn with ``seed`` (``limit``: at most that many of each)."""
     if split == "dev":
         hot = [hotpot_pool(o) for o in hotpot_dev_questions(data)]
-        sq = squad_pools(squad_dev_articles(data), 100, 5)
+        sq = squad_pools(squad_dev_articles(data), squad, seed)
     else:
         rows = [json.loads(x) for x in (data / AMOR).open(encoding="utf-8") if x.strip()]
         hot = [hotpot_pool({**r, "context": r.get("context") or r.get("contexts")}) for r in rows]
-        sq = squad_pools(read_training_json(data / SQUAD_DEV)["data"][:24], 100, 5)
+        sq = squad_pools(read_training_json(data / SQUAD_DEV)["data"][:24], squad, seed)
     if limit:
         hot, sq = hot[:limit], sq[:limit]
     return {"hotpot": hot, "squad": sq}
