@@ -96,3 +96,14 @@ def test_a_bad_passage_threshold_is_one_line_and_harms_nothing(demo_index: Path)
         run("search", QUESTION, "--index", str(demo_index), "--method", "tagger[pth=0]").returncode
         == 0
     )
+
+
+def test_a_bad_stack_option_is_one_line_and_harms_nothing(demo_index: Path) -> None:
+    manifest = demo_index / "ragsieve.json"
+    before = manifest.read_bytes()
+    for spec in ("tagger[stack=maybe]", "full[stack=2]"):
+        p = run("search", QUESTION, "--index", str(demo_index), "--method", spec)
+        assert_one_line_error(p, 2, "stack")
+    assert manifest.read_bytes() == before
+    p = run("search", QUESTION, "--index", str(demo_index), "--method", "tagger[stack=false]")
+    assert p.returncode == 0, p.stderr
