@@ -132,7 +132,8 @@ def prune(
 
     ``budget`` (tokens) and ``rate`` (a share of the passages' tokens, as LLMLingua's ``rate``)
     are ceilings: when the kept sentences exceed one, the most probable ones that fit stay, in
-    the same order.
+    the same order. With either, the default threshold is the model's budgeted operating
+    point; without, its open one (both chosen on dev).
 
     A passage is a text or a ``(title, text)`` pair. It is read paragraph by paragraph
     (blank-line blocks, the unit the tagger was trained on), each paragraph with the passage's
@@ -178,6 +179,7 @@ def prune(
         min_keep,
         passage_threshold,
         None if stack else False,
+        budgeted=budget is not None or rate is not None,
     )
     kept = pruned.kept
     limits = [] if budget is None else [budget]

@@ -14,7 +14,7 @@ from tagger_helpers import PASSAGES, QUESTION, TEMPLE
 
 from ragsieve.data import find_data_dir
 from ragsieve.errors import ConfigError
-from ragsieve.tag.fit_stack import GRID, dev_pools, fit_stack
+from ragsieve.tag.fit_stack import GRID, OPEN_GRID, dev_pools, fit_stack
 from ragsieve.tag.model import OnnxTagger, shipped_model_dir
 from ragsieve.tag.prune import prune, readings
 from ragsieve.tag.stack import FEATURES, STACK_FILE, Stacker, features, load_stacker
@@ -28,7 +28,7 @@ def tagger() -> OnnxTagger:
 def test_the_shipped_model_decides_with_its_stacker(tagger: OnnxTagger) -> None:
     st = tagger.stacker
     assert st is not None and 0 < st.threshold < 1 and st.features == FEATURES
-    stacked = prune(tagger, QUESTION, PASSAGES)
+    stacked = prune(tagger, QUESTION, PASSAGES, budgeted=True)
     raw = prune(tagger, QUESTION, PASSAGES, stack=False)
     assert stacked.trace["decision"] == "stack" and stacked.threshold == st.threshold
     # the stacker's floor on the passage head, below the raw rule's passage threshold
@@ -72,6 +72,22 @@ def test_features_are_the_readings(
     assert hop1.first is hop1.merged  # one reading: the merged one is the first
 
 
+def test_without_a_budget_the_stacker_uses_its_open_point(tagger: OnnxTagger) -> None:
+    """The open operating point (no budget caps the context, chosen on dev against naive's
+    whole pool) sits below the budgeted one and keeps every sentence that one keeps."""
+    st = tagger.stacker
+    assert st is not None and st.open_threshold is not None
+    assert 0 < st.open_threshold < st.threshold
+    assert st.threshold_for(True) == st.threshold and st.threshold_for(False) == st.open_threshold
+    capped = prune(tagger, QUESTION, PASSAGES, budgeted=True)
+    open_ = prune(tagger, QUESTION, PASSAGES)
+    assert open_.threshold == st.open_threshold and capped.threshold == st.threshold
+    keys = lambda out: {(k.passage, k.sentence) for k in out.kept}  # noqa: E731
+    assert keys(capped) <= keys(open_)
+    # an explicit threshold wins over either point
+    assert prune(tagger, QUESTION, PASSAGES, threshold=0.5).threshold == 0.5
+
+
 def test_headings_stay_out_of_the_stacked_context(tagger: OnnxTagger) -> None:
     passage = ("Temple", ["## Career", *TEMPLE])
     out = prune(tagger, QUESTION, [passage, PASSAGES[1]], threshold=0.01)
@@ -84,6 +100,11 @@ def test_stacker_file_round_trip_and_bad_files(tmp_path: Path) -> None:
     assert st is not None
     st.save(tmp_path, {"note": "copy"})
     assert load_stacker(tmp_path) == st
+    data = json.loads((tmp_path / STACK_FILE).read_text("utf-8"))
+    # a stack.json from before the open point: the budgeted threshold serves both
+    (tmp_path / STACK_FILE).write_text(json.dumps({**data, "open_threshold": None}), "utf-8")
+    old = load_stacker(tmp_path)
+    assert old is not None and old.threshold_for(False) == old.threshold == st.threshold
     assert load_stacker(tmp_path / "nowhere") is None
     data = json.loads((tmp_path / STACK_FILE).read_text("utf-8"))
     (tmp_path / STACK_FILE).write_text(json.dumps({**data, "features": ["sentence"]}), "utf-8")
@@ -117,6 +138,12 @@ def test_fit_stack_on_dev_pools(tagger: OnnxTagger) -> None:
     assert stacker.threshold in {float(c) for c in GRID} and report["chosen"] == stacker.threshold
     assert set(report["cv"]) == {"hotpot", "squad"}
     assert len(report["cv"]["hotpot"]) == len(GRID)
+    # the open point: no budget, chosen against naive's whole pool on its own grid
+    assert stacker.open_threshold in OPEN_GRID
+    assert report["open"]["chosen"] == stacker.open_threshold
+    assert len(report["open"]["cv"]["squad"]) == len(OPEN_GRID)
+    for n in sets:
+        assert report["open"]["naive"][n]["tokens"] > report["naive"][n]["tokens"]
     gold, other = [], []
     for qs in sets.values():
         for q in qs:

@@ -240,6 +240,7 @@ def tag_and_select(
         min_keep,
         passage_threshold,
         None if stack else False,
+        budgeted=budget is not None,
     )
     stop()
     stop = timed(timings, "select")

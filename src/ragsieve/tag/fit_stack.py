@@ -41,6 +41,9 @@ from ragsieve.tag.prune import Tagger, readings
 from ragsieve.tag.stack import Stacker, features, fit_weights
 
 GRID = tuple(round(x, 2) for x in np.arange(0.02, 0.51, 0.01))
+#: The open operating point's grid (no budget): naive then sends the whole pool, and matching
+#: its answer recall takes thresholds below the budgeted grid's.
+OPEN_GRID = (0.002, 0.004, 0.006, 0.008, 0.01, 0.0125, 0.015, 0.0175, 0.02, 0.025, 0.03, 0.04, 0.05)
 FOLDS = 5
 HOTPOT_WEIGHT = 3.0
 BUDGET = 450
@@ -93,8 +96,12 @@ def curve(
                 if len(idx) == 0:
                     idx = np.array([int(np.argmax(pr))])
                 res.append(measure([(*where[i], float(pr[i])) for i in idx], q, budget))
-            out[name][f"{c:.2f}"] = mean(res)
+            out[name][_key(c)] = mean(res)
     return out
+
+
+def _key(c: float) -> str:
+    return f"{c:.2f}" if round(c, 2) == c else f"{c:g}"
 
 
 def fit_stack(
@@ -135,7 +142,17 @@ def fit_stack(
             oof[n][i] = st.probs([rows[n][i][0]])[0]
     points = curve(sets, rows, oof, budget)
     th = float(choose_point(points, {n: b["answer_recall"] for n, b in base.items()}, tolerance))
-    stacker = Stacker(*fit_on(keys), threshold=th, passage_threshold=PASSAGE_FLOOR)
+    # The open point: no budget, against naive's whole pool, by the same rule.
+    open_base = {
+        n: mean([naive(q, list(range(len(q["pool"]))), None) for q in qs]) for n, qs in sets.items()
+    }
+    open_points = curve(sets, rows, oof, None, OPEN_GRID)
+    open_th = float(
+        choose_point(open_points, {n: b["answer_recall"] for n, b in open_base.items()}, tolerance)
+    )
+    stacker = Stacker(
+        *fit_on(keys), threshold=th, passage_threshold=PASSAGE_FLOOR, open_threshold=open_th
+    )
     report = {
         "budget": budget,
         "passage_floor": PASSAGE_FLOOR,
@@ -145,6 +162,7 @@ def fit_stack(
         "naive": base,
         "cv": points,
         "chosen": th,
+        "open": {"naive": open_base, "cv": open_points, "chosen": open_th},
         "questions_sha256": {
             n: hashlib.sha256("\n".join(q["question"] for q in qs).encode()).hexdigest()
             for n, qs in sets.items()
@@ -193,15 +211,18 @@ def _fit_and_save(argv: Sequence[str] | None) -> None:
     stacker, report = fit_stack(tagger, sets, args.budget)
     out = args.out or tagger.model_dir
     path = stacker.save(out, {"dev": report})
-    best = f"{report['chosen']:.2f}"
-    for n in sets:
-        m, nv = report["cv"][n][best], report["naive"][n]
-        print(
-            f"{n}: {m['tokens']:.0f} tokens ({m['tokens'] / nv['tokens']:.2f}x naive), answer "
-            f"recall {m['answer_recall']:.3f} (naive {nv['answer_recall']:.3f}), evidence recall "
-            f"{m['evidence_recall']:.3f} (naive {nv['evidence_recall']:.3f})"
-        )
-    print(f"threshold {best} (5-fold, dev) -> {path}")
+    for label, part in (("budget " + str(args.budget), report), ("no budget", report["open"])):
+        best = _key(part["chosen"])
+        for n in sets:
+            m, nv = part["cv"][n][best], part["naive"][n]
+            print(
+                f"{label}, {n}: {m['tokens']:.0f} tokens ({m['tokens'] / nv['tokens']:.2f}x "
+                f"naive), answer recall {m['answer_recall']:.3f} (naive "
+                f"{nv['answer_recall']:.3f}), evidence recall {m['evidence_recall']:.3f} "
+                f"(naive {nv['evidence_recall']:.3f})"
+            )
+        print(f"{label}: threshold {best} (5-fold, dev)")
+    print(f"-> {path}")
 
 
 if __name__ == "__main__":

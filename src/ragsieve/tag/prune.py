@@ -16,8 +16,10 @@ Where the model folder has a stacker (:mod:`ragsieve.tag.stack`, the default sin
 second round), the keep decision is the stacker's probability instead of the raw one: it
 weighs the two readings (the raw rule's hop) with the passage head and the pool, and
 ``threshold`` applies to its probability (the passage threshold then defaults to the stacker's
-floor, below the raw rule's: the stacker has already weighed the passage). ``stack=False``
-restores the raw rule.
+floor, below the raw rule's: the stacker has already weighed the passage). The stacker's default
+threshold depends on whether a token budget caps the context (``budgeted``): its two operating
+points are chosen on dev, each against naive in the same regime. ``stack=False`` restores the
+raw rule.
 """
 
 from __future__ import annotations
@@ -152,11 +154,13 @@ def prune(
     min_keep: int = 1,
     passage_threshold: float | None = None,
     stack: bool | None = None,
+    budgeted: bool = False,
 ) -> Pruned:
     """Tag ``passages`` for ``question`` (``hops`` 1 or 2) and keep the sentences at or above
     ``threshold`` of the passages at or above ``passage_threshold`` (None: the model's
     defaults; 0 turns passage rejection off). ``stack``: decide with the model's stacker
-    (None: where it has one; True: it must; False: the raw probability)."""
+    (None: where it has one; True: it must; False: the raw probability). ``budgeted``: a token
+    budget will cap the context, which picks the stacker's default operating point."""
     check_threshold(threshold)
     check_threshold(passage_threshold, "passage_threshold")
     if hops not in (1, 2):
@@ -169,7 +173,8 @@ def prune(
         )
     # The defaults come from whichever decides: the stacker's operating point, or the model's.
     decides: Stacker | Tagger = stacker if stacker is not None else tagger
-    th = decides.threshold if threshold is None else float(threshold)
+    default = stacker.threshold_for(budgeted) if stacker is not None else tagger.threshold
+    th = default if threshold is None else float(threshold)
     pth = decides.passage_threshold if passage_threshold is None else float(passage_threshold)
     if stacker is not None:
         r = readings(tagger, question, passages, hops)
