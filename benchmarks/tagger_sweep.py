@@ -103,8 +103,11 @@ def sweep(
         "decision": decision,
         "sets": {},
     }
+    st = tagger.stacker
+    # the model's own points (budgeted, open) are rows of the curve, whatever the grid
+    own = {st.threshold, st.open_threshold or st.threshold} if st is not None else set()
     grid: list[tuple[float, float | None]] = (
-        [(th, None) for th in STACK_THRESHOLDS]  # None: the stacker's passage floor
+        [(th, None) for th in sorted({*STACK_THRESHOLDS, *own})]  # None: the stacker's floor
         if decision == "stack"
         else [(th, pth) for th in THRESHOLDS for pth in PASSAGE_THRESHOLDS]
     )

@@ -118,6 +118,9 @@ def test_feedback_with_the_tagger_moves_its_keep_rule(sentences: Index, scripted
     m = build_method("full[feedback=true,max_rounds=2]", sentences)
     r = m.retrieve([QUESTION])[0]
     first = {s.chunk.id for s in r.context.chunks}
+    # the feedback's cut starts at the tag stage's own point: it reproduces the first context
+    cut = m.selector_for(1).select(QUESTION, r.candidates)
+    assert {s.chunk.id for s in cut.context.chunks} == first
     ans = m.answer(r, scripted_llm(url))
     fb = ans.trace["feedback"]
     assert script.kinds() == ["answer", "feedback", "answer", "feedback"]

@@ -64,7 +64,7 @@ from ragsieve.select.base import Selection, Selector, make_context
 from ragsieve.select.benefit import BenefitScorer
 from ragsieve.select.mcts import DEFAULT_BUDGET, DEFAULT_CANDIDATES, MCTSConfig, MCTSSelector
 from ragsieve.tag.model import shipped_model_present
-from ragsieve.tag.prune import check_stack, check_threshold
+from ragsieve.tag.prune import check_stack, check_threshold, operating_point
 from ragsieve.types import Scored
 
 if TYPE_CHECKING:
@@ -236,8 +236,14 @@ class FullMethod(Method):
         the tagger, its keep rule for ``min_k`` / ``max_k`` (what feedback moves)."""
         c = self.config
         if self.tagger is not None:
-            th = self.tagger.threshold if c.threshold is None else float(c.threshold)
-            return TaggerCut(th, min_k, max_k, c.budget, c.unit)
+            th, pth, _ = operating_point(
+                self.tagger,
+                c.threshold,
+                c.passage_threshold,
+                None if c.stack else False,
+                budgeted=c.budget is not None,
+            )
+            return TaggerCut(th, min_k, max_k, c.budget, c.unit, pth)
         passage = self.config.unit == "passage"
         widen = self._passages if passage else None
         collapse = self._best_per_passage if passage and self.config.passage_cut else None

@@ -166,28 +166,49 @@ def tagged_selection(
 class TaggerCut:
     """The tagger's keep rule as a :class:`~ragsieve.select.base.Selector` over the candidates
     it scored (score = keep probability), so SAGE's feedback can move it: every sentence at or
-    above ``threshold``, then the most probable others until the context holds ``min_k``
-    sentences, never more than ``max_k`` sentences, within ``budget``, handed on in the
-    pruner's passage order. "More context" thus adds the next most probable sentence and
-    "less" drops the least probable, where SAGE's gradient cut over keep probabilities would
-    answer a different question. ``unit=passage`` takes passages whole, by their best
-    sentence, and still counts sentences (what the feedback loop counts)."""
+    above ``threshold`` in a passage at or above ``passage_threshold`` (the tag stage's own
+    point, :func:`~ragsieve.tag.prune.operating_point`), then the most probable others until
+    the context holds ``min_k`` sentences, never more than ``max_k`` sentences, within
+    ``budget``, handed on in the pruner's passage order. "More context" thus adds the next
+    most probable sentence and "less" drops the least probable, where SAGE's gradient cut
+    over keep probabilities would answer a different question. ``unit=passage`` takes
+    passages whole, by their best sentence, and still counts sentences (what the feedback
+    loop counts)."""
 
     name = "tagger"
 
     def __init__(
-        self, threshold: float, min_k: int, max_k: int | None, budget: int | None, unit: str
+        self,
+        threshold: float,
+        min_k: int,
+        max_k: int | None,
+        budget: int | None,
+        unit: str,
+        passage_threshold: float = 0.0,
     ) -> None:
         self.threshold, self.min_k, self.max_k = threshold, min_k, max_k
         self.budget, self.unit = budget, unit
+        self.passage_threshold = passage_threshold
+
+    def _keeps(self, group: list[Scored]) -> bool:
+        """Kept by the rule itself, as :func:`~ragsieve.tag.prune.prune` keeps: a sentence at
+        or above the threshold in a passage at or above the passage threshold."""
+        return any(
+            x.score >= self.threshold and x.scores.get("relevance", 1.0) >= self.passage_threshold
+            for x in group
+        )
 
     def select(self, query: str, ranked: list[Scored]) -> Selection:
         groups: dict[float, list[Scored]] = {}
         for s in ranked:
             key = s.scores.get("passage", 0.0) if self.unit == "passage" else float(len(groups))
             groups.setdefault(key, []).append(s)
-        units = sorted(groups.values(), key=lambda g: -max(x.score for x in g))
-        n_kept = sum(1 for g in units if max(x.score for x in g) >= self.threshold)
+        by_score = sorted(groups.values(), key=lambda g: -max(x.score for x in g))
+        # the rule's own sentences first, then the most probable others (``min_k``)
+        units = [g for g in by_score if self._keeps(g)] + [
+            g for g in by_score if not self._keeps(g)
+        ]
+        n_kept = sum(1 for g in units if self._keeps(g))
         chosen: list[Scored] = []
         used = 0
         for i, g in enumerate(units):
@@ -206,6 +227,7 @@ class TaggerCut:
             "selector": "tagger",
             "unit": self.unit,
             "threshold": self.threshold,
+            "passage_threshold": self.passage_threshold,
             "min_k": self.min_k,
             "max_k": self.max_k,
             "reason": "max_k" if capped else "threshold",

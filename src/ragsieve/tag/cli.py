@@ -31,7 +31,7 @@ def train_tagger(
     device: DeviceOpt = "cpu",
     threads: ThreadsOpt = 2,
     time_limit: TimeLimitOpt = None,
-    epochs: Annotated[int, typer.Option(min=1, help="Passes over the training set.")] = 1,
+    epochs: Annotated[int, typer.Option(min=1, help="Passes over the training set.")] = 2,
     leave_out: Annotated[
         str | None,
         typer.Option(

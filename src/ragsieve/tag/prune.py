@@ -145,6 +145,30 @@ def readings(tagger: Tagger, question: str, passages: Sequence[Passage], hops: i
     return Readings(first, merged, hop["hop"]["bridge_passage"] if hop["hop"] else None, hop)
 
 
+def operating_point(
+    tagger: Tagger,
+    threshold: float | None = None,
+    passage_threshold: float | None = None,
+    stack: bool | None = None,
+    budgeted: bool = False,
+) -> tuple[float, float, Stacker | None]:
+    """The (threshold, passage threshold, stacker) :func:`prune` decides with: the values
+    given, else the defaults of whichever decides (the stacker's point for a context with or
+    without a budget, or the model's raw rule). Feedback rounds that move the keep rule start
+    from the same point."""
+    check_stack(stack)
+    stacker = tagger.stacker if stack is not False else None
+    if stack is True and stacker is None:
+        raise ConfigError(
+            "this tagger model has no stack.json: fit one with `python -m ragsieve.tag.fit_stack`"
+        )
+    decides: Stacker | Tagger = stacker if stacker is not None else tagger
+    default = stacker.threshold_for(budgeted) if stacker is not None else tagger.threshold
+    th = default if threshold is None else float(threshold)
+    pth = decides.passage_threshold if passage_threshold is None else float(passage_threshold)
+    return th, pth, stacker
+
+
 def prune(
     tagger: Tagger,
     question: str,
@@ -165,17 +189,7 @@ def prune(
     check_threshold(passage_threshold, "passage_threshold")
     if hops not in (1, 2):
         raise ConfigError(f"hops must be 1 or 2, got {hops!r}")
-    check_stack(stack)
-    stacker = tagger.stacker if stack is not False else None
-    if stack is True and stacker is None:
-        raise ConfigError(
-            "this tagger model has no stack.json: fit one with `python -m ragsieve.tag.fit_stack`"
-        )
-    # The defaults come from whichever decides: the stacker's operating point, or the model's.
-    decides: Stacker | Tagger = stacker if stacker is not None else tagger
-    default = stacker.threshold_for(budgeted) if stacker is not None else tagger.threshold
-    th = default if threshold is None else float(threshold)
-    pth = decides.passage_threshold if passage_threshold is None else float(passage_threshold)
+    th, pth, stacker = operating_point(tagger, threshold, passage_threshold, stack, budgeted)
     if stacker is not None:
         r = readings(tagger, question, passages, hops)
         probs = stacker.keep_probs(r.first, r.merged, r.bridge)
