@@ -125,6 +125,7 @@ def prune(
     model: str | Path | None = None,
     passage_threshold: float | None = None,
     stack: bool = True,
+    open_point: bool = False,
 ) -> list[Kept]:
     """The sentences of ``passages`` that the evidence tagger keeps for ``question``, each with
     its keep probability and its paragraph's relevance: paragraph by paragraph, the most
@@ -132,8 +133,8 @@ def prune(
 
     ``budget`` (tokens) and ``rate`` (a share of the passages' tokens, as LLMLingua's ``rate``)
     are ceilings: when the kept sentences exceed one, the most probable ones that fit stay, in
-    the same order. With either, the default threshold is the model's budgeted operating
-    point; without, its open one (both chosen on dev).
+    the same order. ``open_point`` takes the stacker's open point (chosen on dev with no
+    budget: recall over precision) instead of its default.
 
     A passage is a text or a ``(title, text)`` pair. It is read paragraph by paragraph
     (blank-line blocks, the unit the tagger was trained on), each paragraph with the passage's
@@ -168,8 +169,9 @@ def prune(
     if rate is not None and not (isinstance(rate, int | float) and 0 < rate <= 1):
         raise InputError(f"rate must be in (0, 1], got {rate!r}")
     tagger = get_tagger(str(model) if model is not None else None)
-    if not isinstance(stack, bool):
-        raise InputError(f"stack must be true or false, got {stack!r}")
+    for name, flag in (("stack", stack), ("open_point", open_point)):
+        if not isinstance(flag, bool):
+            raise InputError(f"{name} must be true or false, got {flag!r}")
     pruned = run(
         tagger,
         question,
@@ -179,7 +181,7 @@ def prune(
         min_keep,
         passage_threshold,
         None if stack else False,
-        budgeted=budget is not None or rate is not None,
+        open_point=open_point,
     )
     kept = pruned.kept
     limits = [] if budget is None else [budget]

@@ -101,9 +101,21 @@ def test_a_bad_passage_threshold_is_one_line_and_harms_nothing(demo_index: Path)
 def test_a_bad_stack_option_is_one_line_and_harms_nothing(demo_index: Path) -> None:
     manifest = demo_index / "ragsieve.json"
     before = manifest.read_bytes()
-    for spec in ("tagger[stack=maybe]", "full[stack=2]"):
+    for spec, name in (
+        ("tagger[stack=maybe]", "stack"),
+        ("full[stack=2]", "stack"),
+        ("tagger[open=yes]", "open_point"),
+        ("full[open_point=1]", "open_point"),
+    ):
         p = run("search", QUESTION, "--index", str(demo_index), "--method", spec)
-        assert_one_line_error(p, 2, "stack")
+        assert_one_line_error(p, 2, name)
     assert manifest.read_bytes() == before
     p = run("search", QUESTION, "--index", str(demo_index), "--method", "tagger[stack=false]")
     assert p.returncode == 0, p.stderr
+    # the open point keeps at least what the default keeps
+    default = run("search", QUESTION, "--index", str(demo_index), "--method", "tagger", "--json")
+    wide = run(
+        "search", QUESTION, "--index", str(demo_index), "--method", "tagger[open=true]", "--json"
+    )
+    assert default.returncode == 0 and wide.returncode == 0, wide.stderr
+    assert len(json.loads(wide.stdout)["results"]) >= len(json.loads(default.stdout)["results"])

@@ -28,7 +28,7 @@ def tagger() -> OnnxTagger:
 def test_the_shipped_model_decides_with_its_stacker(tagger: OnnxTagger) -> None:
     st = tagger.stacker
     assert st is not None and 0 < st.threshold < 1 and st.features == FEATURES
-    stacked = prune(tagger, QUESTION, PASSAGES, budgeted=True)
+    stacked = prune(tagger, QUESTION, PASSAGES)
     raw = prune(tagger, QUESTION, PASSAGES, stack=False)
     assert stacked.trace["decision"] == "stack" and stacked.threshold == st.threshold
     # the stacker's floor on the passage head, below the raw rule's passage threshold
@@ -72,15 +72,16 @@ def test_features_are_the_readings(
     assert hop1.first is hop1.merged  # one reading: the merged one is the first
 
 
-def test_without_a_budget_the_stacker_uses_its_open_point(tagger: OnnxTagger) -> None:
-    """The open operating point (no budget caps the context, chosen on dev against naive's
-    whole pool) sits below the budgeted one and keeps every sentence that one keeps."""
+def test_the_open_point_is_opt_in(tagger: OnnxTagger) -> None:
+    """The open operating point (chosen on dev with no budget, against naive's whole pool)
+    sits below the default one and keeps every sentence that one keeps; it is used only when
+    asked for."""
     st = tagger.stacker
     assert st is not None and st.open_threshold is not None
     assert 0 < st.open_threshold < st.threshold
-    assert st.threshold_for(True) == st.threshold and st.threshold_for(False) == st.open_threshold
-    capped = prune(tagger, QUESTION, PASSAGES, budgeted=True)
-    open_ = prune(tagger, QUESTION, PASSAGES)
+    assert st.threshold_for(False) == st.threshold and st.threshold_for(True) == st.open_threshold
+    capped = prune(tagger, QUESTION, PASSAGES)
+    open_ = prune(tagger, QUESTION, PASSAGES, open_point=True)
     assert open_.threshold == st.open_threshold and capped.threshold == st.threshold
     keys = lambda out: {(k.passage, k.sentence) for k in out.kept}  # noqa: E731
     assert keys(capped) <= keys(open_)
@@ -104,7 +105,7 @@ def test_stacker_file_round_trip_and_bad_files(tmp_path: Path) -> None:
     # a stack.json from before the open point: the budgeted threshold serves both
     (tmp_path / STACK_FILE).write_text(json.dumps({**data, "open_threshold": None}), "utf-8")
     old = load_stacker(tmp_path)
-    assert old is not None and old.threshold_for(False) == old.threshold == st.threshold
+    assert old is not None and old.threshold_for(True) == old.threshold == st.threshold
     assert load_stacker(tmp_path / "nowhere") is None
     data = json.loads((tmp_path / STACK_FILE).read_text("utf-8"))
     (tmp_path / STACK_FILE).write_text(json.dumps({**data, "features": ["sentence"]}), "utf-8")

@@ -131,6 +131,8 @@ class FullConfig(SageConfig):
     passage_threshold: float | None = None
     #: The tagger decides with its stacker where the model has one (false: raw threshold).
     stack: bool = True
+    #: The stacker's open point (chosen on dev with no budget: recall over precision).
+    open_point: bool = False
     tagger_model: str | None = None
 
     def __post_init__(self) -> None:
@@ -144,6 +146,7 @@ class FullConfig(SageConfig):
         check_threshold(self.threshold)
         check_threshold(self.passage_threshold, "passage_threshold")
         check_stack(self.stack)
+        check_stack(self.open_point, "open_point")
         if self.scorer == "tagger" and self.order == "mcts":
             raise ConfigError("order=mcts orders reranker scores: use it with scorer=reranker")
         for name in ("chunks", "expand", "links"):
@@ -241,7 +244,7 @@ class FullMethod(Method):
                 c.threshold,
                 c.passage_threshold,
                 None if c.stack else False,
-                budgeted=c.budget is not None,
+                c.open_point,
             )
             return TaggerCut(th, min_k, max_k, c.budget, c.unit, pth)
         passage = self.config.unit == "passage"
@@ -485,6 +488,7 @@ class FullMethod(Method):
             t,
             c.passage_threshold,
             c.stack,
+            c.open_point,
         )
         trace = {
             "method": self.name,
@@ -538,7 +542,7 @@ FULL = MethodDef(
     "full",
     FullConfig,
     FullMethod,
-    aliases={"n": "N", "candidates": "N", "pth": "passage_threshold"},
+    aliases={"n": "N", "candidates": "N", "pth": "passage_threshold", "open": "open_point"},
     needs_sentences=True,
     summary="every stage at sentence level: Pareto + hybrid, rerank, SAKI links, cut, order",
 )

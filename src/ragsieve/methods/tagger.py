@@ -51,6 +51,9 @@ class TaggerConfig:
     #: Decide with the model's stacker (``stack.json``, fitted on dev) where it has one;
     #: false: the raw keep probability against ``threshold`` and ``passage_threshold``.
     stack: bool = True
+    #: The stacker's open point (chosen on dev with no budget: recall over precision) instead
+    #: of its default; docs/tagger.md.
+    open_point: bool = False
     #: 2: a second tagger pass with the question + the bridge sentences.
     hops: int = 2
     #: The most probable sentences kept whatever their probability (never an empty context).
@@ -68,6 +71,7 @@ class TaggerConfig:
         if self.hops not in (1, 2):
             raise ConfigError(f"hops must be 1 or 2, got {self.hops!r}")
         check_stack(self.stack)
+        check_stack(self.open_point, "open_point")
         if not isinstance(self.min_keep, int) or self.min_keep < 0:
             raise ConfigError(f"min_keep must be an integer >= 0, got {self.min_keep!r}")
         if self.unit not in UNITS:
@@ -247,6 +251,7 @@ def tag_and_select(
     timings: dict[str, float],
     passage_threshold: float | None = None,
     stack: bool = True,
+    open_point: bool = False,
 ) -> tuple[Selection, list[Scored]]:
     """The tagger over each passage's sentence chunks (empty passages dropped), then
     :func:`tagged_selection`; the ``tag`` and ``select`` stages are timed into ``timings``."""
@@ -262,7 +267,7 @@ def tag_and_select(
         min_keep,
         passage_threshold,
         None if stack else False,
-        budgeted=budget is not None,
+        open_point=open_point,
     )
     stop()
     stop = timed(timings, "select")
@@ -293,6 +298,7 @@ def select_with(
         timings,
         c.passage_threshold,
         c.stack,
+        c.open_point,
     )
 
 
@@ -330,6 +336,6 @@ TAGGER = MethodDef(
     "tagger",
     TaggerConfig,
     TaggerMethod,
-    aliases={"th": "threshold", "pth": "passage_threshold"},
+    aliases={"th": "threshold", "pth": "passage_threshold", "open": "open_point"},
     summary="naive candidates read whole by the evidence tagger; the sentences it keeps",
 )

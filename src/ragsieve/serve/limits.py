@@ -72,6 +72,7 @@ _TAGGER_COMMON: dict[str, Bound] = {
     "threshold": _float(0.0, 1.0),
     "passage_threshold": _float(0.0, 1.0),
     "stack": BOOL,
+    "open_point": BOOL,
     "hops": _int(1, 2),
     "unit": Bound("choice", choices=("sentence", "passage")),
 }

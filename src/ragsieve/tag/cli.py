@@ -94,6 +94,13 @@ def prune_cmd(
             "--no-stack: the raw keep probability."
         ),
     ] = True,
+    open_point: Annotated[
+        bool,
+        typer.Option(
+            "--open-point",
+            help="The stacker's open point (chosen on dev with no budget): recall over precision.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Keep the sentences of PASSAGES that answer QUESTION (the evidence tagger, no index)."""
@@ -118,6 +125,7 @@ def prune_cmd(
         model=model,
         passage_threshold=passage_threshold,
         stack=stack,
+        open_point=open_point,
     )
     if as_json:
         rows = [

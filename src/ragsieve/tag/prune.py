@@ -16,10 +16,9 @@ Where the model folder has a stacker (:mod:`ragsieve.tag.stack`, the default sin
 second round), the keep decision is the stacker's probability instead of the raw one: it
 weighs the two readings (the raw rule's hop) with the passage head and the pool, and
 ``threshold`` applies to its probability (the passage threshold then defaults to the stacker's
-floor, below the raw rule's: the stacker has already weighed the passage). The stacker's default
-threshold depends on whether a token budget caps the context (``budgeted``): its two operating
-points are chosen on dev, each against naive in the same regime. ``stack=False`` restores the
-raw rule.
+floor, below the raw rule's: the stacker has already weighed the passage). ``open_point`` takes
+the stacker's open point (chosen on dev with no budget, for recall) instead of its default one.
+``stack=False`` restores the raw rule.
 """
 
 from __future__ import annotations
@@ -86,10 +85,10 @@ def check_threshold(threshold: float | None, name: str = "threshold") -> None:
         raise ConfigError(f"{name} must be in {bounds}, got {threshold!r}")
 
 
-def check_stack(stack: bool | None) -> None:
-    """``stack`` is true, false or (``prune`` only) None."""
+def check_stack(stack: bool | None, name: str = "stack") -> None:
+    """``stack`` (or ``open_point``) is true, false or (``prune``'s ``stack`` only) None."""
     if stack is not None and not isinstance(stack, bool):
-        raise ConfigError(f"stack must be true or false, got {stack!r}")
+        raise ConfigError(f"{name} must be true or false, got {stack!r}")
 
 
 def _bridge_hop(
@@ -150,20 +149,21 @@ def operating_point(
     threshold: float | None = None,
     passage_threshold: float | None = None,
     stack: bool | None = None,
-    budgeted: bool = False,
+    open_point: bool = False,
 ) -> tuple[float, float, Stacker | None]:
     """The (threshold, passage threshold, stacker) :func:`prune` decides with: the values
-    given, else the defaults of whichever decides (the stacker's point for a context with or
-    without a budget, or the model's raw rule). Feedback rounds that move the keep rule start
+    given, else the defaults of whichever decides (the stacker's default or, ``open_point``,
+    its open point; or the model's raw rule). Feedback rounds that move the keep rule start
     from the same point."""
     check_stack(stack)
+    check_stack(open_point, "open_point")
     stacker = tagger.stacker if stack is not False else None
     if stack is True and stacker is None:
         raise ConfigError(
             "this tagger model has no stack.json: fit one with `python -m ragsieve.tag.fit_stack`"
         )
     decides: Stacker | Tagger = stacker if stacker is not None else tagger
-    default = stacker.threshold_for(budgeted) if stacker is not None else tagger.threshold
+    default = stacker.threshold_for(bool(open_point)) if stacker is not None else tagger.threshold
     th = default if threshold is None else float(threshold)
     pth = decides.passage_threshold if passage_threshold is None else float(passage_threshold)
     return th, pth, stacker
@@ -178,18 +178,18 @@ def prune(
     min_keep: int = 1,
     passage_threshold: float | None = None,
     stack: bool | None = None,
-    budgeted: bool = False,
+    open_point: bool = False,
 ) -> Pruned:
     """Tag ``passages`` for ``question`` (``hops`` 1 or 2) and keep the sentences at or above
     ``threshold`` of the passages at or above ``passage_threshold`` (None: the model's
     defaults; 0 turns passage rejection off). ``stack``: decide with the model's stacker
-    (None: where it has one; True: it must; False: the raw probability). ``budgeted``: a token
-    budget will cap the context, which picks the stacker's default operating point."""
+    (None: where it has one; True: it must; False: the raw probability). ``open_point``: the
+    stacker's open point (for a context no budget caps; recall over precision)."""
     check_threshold(threshold)
     check_threshold(passage_threshold, "passage_threshold")
     if hops not in (1, 2):
         raise ConfigError(f"hops must be 1 or 2, got {hops!r}")
-    th, pth, stacker = operating_point(tagger, threshold, passage_threshold, stack, budgeted)
+    th, pth, stacker = operating_point(tagger, threshold, passage_threshold, stack, open_point)
     if stacker is not None:
         r = readings(tagger, question, passages, hops)
         probs = stacker.keep_probs(r.first, r.merged, r.bridge)
