@@ -125,8 +125,8 @@ class Stacker:
     #: on dev by the same rule against naive's whole pool: with a ceiling, naive itself is cut
     #: to the budget and a tighter point matches it; without one, naive sends every passage and
     #: matching its answer recall takes more sentences (issue 31 (c)). Opt-in: on the sample
-    #: corpus its extra low-probability sentences turned the local 0.5B reader's right answer
-    #: wrong, and its effect on LLM answers is not measured on dev.
+    #: corpus its extra low-probability sentences turned the local SmolLM2 reader's right
+    #: answer wrong, and its effect on LLM answers is not measured on dev.
     open_threshold: float | None = None
 
     def threshold_for(self, open_point: bool) -> float:
