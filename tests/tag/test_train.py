@@ -190,7 +190,7 @@ def test_a_time_limited_run_resumes_through_the_harness_and_exports(
 ) -> None:
     """Through :func:`train`, as ``train-tagger`` runs it. (That a resumed run ends on the
     uninterrupted run's weights, bit for bit, is the harness's loop: tests/training.)"""
-    from ragsieve.tag.train import DEV_THRESHOLDS, TaggerTrainConfig, train
+    from ragsieve.tag.train import DEV_THRESHOLDS, TaggerTrainConfig, set_operating_point, train
 
     cfg = TaggerTrainConfig(
         sizes=TINY, batch_size=4, max_length=128, hotpot_repeat=1, dev_per_source=3
@@ -213,6 +213,18 @@ def test_a_time_limited_run_resumes_through_the_harness_and_exports(
     assert set(info["data_sha256"]) == {f for fs in SOURCE_FILES.values() for f in fs}
     card = (out / "MODEL_CARD.md").read_text("utf-8")
     assert "## Run" in card and "Dev split" in card and "stopped early" not in card
+    assert f"**Default threshold**: {info['threshold']} (best mean F2" in card
+
+    # the pipeline-level point rewrites the card: its header names it, twice is once
+    for how in ("first try", "chosen on dev"):
+        set_operating_point(out, 0.3, 0.25, how)
+    card = (out / "MODEL_CARD.md").read_text("utf-8")
+    assert "**Default thresholds**: 0.3 per sentence, 0.25 per passage" in card
+    assert f"the sentence-level best mean F2 on the dev table below is {info['threshold']}." in card
+    assert card.count("## Operating point") == 1 and "chosen on dev" in card
+    assert "first try" not in card and "## Run" in card
+    conf = json.loads((out / "tagger_config.json").read_text("utf-8"))
+    assert (conf["threshold"], conf["passage_threshold"]) == (0.3, 0.25)
     assert f"`{HOTPOT_DISTRACTOR}` | `{sha256_file(shared_data / HOTPOT_DISTRACTOR)}`" in card
     saved = json.loads((out / "training_info.json").read_text("utf-8"))
     assert saved["config"]["batch_size"] == 4 and "seed" not in saved["config"]
