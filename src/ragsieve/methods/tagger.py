@@ -209,10 +209,9 @@ class TaggerCut:
             groups.setdefault(key, []).append(s)
         by_score = sorted(groups.values(), key=lambda g: -max(x.score for x in g))
         # the rule's own sentences first, then the most probable others (``min_k``)
-        units = [g for g in by_score if self._keeps(g)] + [
-            g for g in by_score if not self._keeps(g)
-        ]
-        n_kept = sum(1 for g in units if self._keeps(g))
+        kept = [g for g in by_score if self._keeps(g)]
+        units = kept + [g for g in by_score if not self._keeps(g)]
+        n_kept = len(kept)
         chosen: list[Scored] = []
         used = 0
         for i, g in enumerate(units):
