@@ -115,3 +115,5 @@ def test_prune_budget_and_rate_are_ceilings(corpus_dir: Path) -> None:
     assert sum(count_tokens(k.text) for k in halved) <= 0.25 * total
     with pytest.raises(InputError, match="rate"):
         prune(q, [rosetta], rate=1.5)
+    with pytest.raises(InputError, match="open_point must be true or false"):
+        prune(q, [rosetta], open_point="yes")  # type: ignore[arg-type]

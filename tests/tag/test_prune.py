@@ -68,6 +68,8 @@ def test_bad_options() -> None:
         prune(t, "q", PASSAGES, passage_threshold=1.0)
     with pytest.raises(ConfigError, match="stack"):
         prune(t, "q", PASSAGES, stack="yes")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="open_point"):
+        prune(t, "q", PASSAGES, open_point="yes")  # type: ignore[arg-type]
 
 
 CORPUS = Path(__file__).resolve().parents[2] / "examples" / "corpus"
