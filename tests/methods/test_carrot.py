@@ -30,6 +30,7 @@ def test_carrot_is_registered_and_defaults_to_the_paper_budget(index: Index) -> 
     assert r.context.n_tokens <= 1024 and r.context.chunks
     assert [p["chunk_id"] for p in sel["best_path"]] == r.trace["selected"]
     assert sel["scorer_stats"]["reranker"] == "bm25"
+    assert sel["scorer_stats"]["combination_cosine"] == "exact"  # BM25 has no cosine to pool
     assert sel["scorer_stats"]["calls"] == 1 + sel["reranker_calls"]  # singles + expansions
     assert set(r.timings) >= {"retrieve", "rerank", "select"}
     # Candidates are sorted by their single-chunk benefit.
@@ -65,6 +66,7 @@ def test_spec_options_budget_and_searches(index: Index) -> None:
         ({"N": 0}, "N must be a positive integer"),
         ({"agent": "maybe"}, "carrot: agent must be bool, got .maybe.; valid keys"),
         ({"c": -1}, "c must be a number"),
+        ({"combination_cosine": "approx"}, "combination_cosine must be one of pooled, exact"),
     ],
 )
 def test_bad_options_are_one_line_config_errors(index: Index, options: dict, message: str) -> None:
@@ -76,3 +78,19 @@ def test_bad_options_are_one_line_config_errors(index: Index, options: dict, mes
 def test_bad_reranker_name_fails_early(index: Index) -> None:
     with pytest.raises(ConfigError, match="unknown reranker"):
         get_method("carrot", index, reranker="no-such-scorer")
+
+
+def test_pooled_combination_cosines_run_fewer_model_inputs(index: Index) -> None:
+    """``combination_cosine=pooled`` (opt-in) pools the default ensemble's MiniLM cosines of
+    combinations from the candidates' own readings: fewer model runs than embedding every
+    combination window (the default), the same candidates and single-chunk benefits."""
+    q = "Who deciphered the Rosetta Stone and when?"
+    pooled = get_method("carrot", index, budget=400, combination_cosine="pooled")
+    r_pooled = pooled.retrieve([q])[0]
+    r_exact = get_method("carrot", index, budget=400).retrieve([q])[0]
+    ps, es = (r.trace["selection"]["scorer_stats"] for r in (r_pooled, r_exact))
+    assert (ps["reranker"], ps["combination_cosine"]) == ("ensemble", "pooled")
+    assert es["combination_cosine"] == "exact"
+    assert ps["model_inputs"] < es["model_inputs"]
+    assert [s.score for s in r_pooled.candidates] == [s.score for s in r_exact.candidates]
+    assert 0 < r_pooled.context.n_tokens <= 400

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from ragsieve.index import Index
 
 SEARCHES = ("mcts", "upper", "beam")
+COMBINATION_COSINES = ("pooled", "exact")
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,11 @@ class CarrotConfig:
     beam_width: int = DEFAULT_BEAM_WIDTH
     seed: int = 0
     retriever: str = "dense"
+    #: How the benefit's MiniLM cosine reads a combination of two or more chunks: ``exact``
+    #: by embedding the concatenation (one pass per distinct 256-piece window, the paper's
+    #: reading), or ``pooled`` from each chunk's own token states (one pass per candidate,
+    #: about 4x faster on 2 cores, at 6% more tokens on dev: opt-in, docs/carrot.md).
+    combination_cosine: str = "exact"
 
     def __post_init__(self) -> None:
         for name in ("N", "budget", "beam_width"):
@@ -84,6 +90,11 @@ class CarrotConfig:
                 raise ConfigError(f"{name} must be a positive integer, got {v!r}")
         if not isinstance(self.agent, bool):
             raise ConfigError(f"agent must be true or false, got {self.agent!r}")
+        if self.combination_cosine not in COMBINATION_COSINES:
+            raise ConfigError(
+                f"combination_cosine must be one of {', '.join(COMBINATION_COSINES)}, "
+                f"got {self.combination_cosine!r}"
+            )
         if self.search not in SEARCHES:
             raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}")
         self.mcts()  # validates iterations, c, lambda_, seed
@@ -138,7 +149,8 @@ class CarrotMethod(Method):
         reranker = self._reranker(reranker_name)
         # "Rerank": the single chunks' benefits, one call (MCTS's root expansion reuses them).
         stop = timed(t, "rerank")
-        scorer = BenefitScorer(reranker, q, [s.chunk.text for s in cands])
+        pooled = cfg.combination_cosine == "pooled"
+        scorer = BenefitScorer(reranker, q, [s.chunk.text for s in cands], pooled)
         scorer.seed([s.scores.get("dense") for s in cands])  # the index's vectors: no re-embed
         singles = scorer.score([(i,) for i in range(len(cands))]) if cands else []
         order = sorted(range(len(cands)), key=lambda i: -float(singles[i]))

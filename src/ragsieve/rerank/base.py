@@ -47,10 +47,18 @@ class PlainAnchored:
         return np.asarray(self.reranker.score(self.query, texts), dtype=np.float64), len(texts)
 
 
-def anchored(reranker: Reranker, query: str, pool: Sequence[str]) -> Anchored:
-    """``reranker.anchored(query, pool)`` where the reranker offers it, else it as it is."""
+def anchored(reranker: Reranker, query: str, pool: Sequence[str], pooled: bool = False) -> Anchored:
+    """``reranker.anchored(query, pool)`` where the reranker offers it, else it as it is.
+
+    ``pooled``: combinations' cosines from their parts' token states
+    (:mod:`ragsieve.rerank.pooled`), for a reranker that has a cosine
+    (``pools_combinations``); the others are anchored as they are."""
     make = getattr(reranker, "anchored", None)
-    return make(query, pool) if callable(make) else PlainAnchored(reranker, query)
+    if not callable(make):
+        return PlainAnchored(reranker, query)
+    if pooled and getattr(reranker, "pools_combinations", False):
+        return make(query, pool, pooled=True)  # type: ignore[no-any-return]
+    return make(query, pool)  # type: ignore[no-any-return]
 
 
 class CachedCosines:
@@ -77,12 +85,17 @@ class CachedCosines:
             if c is not None:
                 self.cache.setdefault(self._key(t), float(c))
 
+    def query_vector(self) -> np.ndarray:
+        """The query's embedding (computed once)."""
+        if self._qvec is None:
+            self._qvec = np.asarray(self.embedder.embed([self.query])[0], dtype=np.float64)
+        return self._qvec
+
     def cosines(self, texts: list[str]) -> tuple[np.ndarray, int]:
         from ragsieve.embed.base import SentenceTransformerEmbedder
 
         emb = self.embedder
-        if self._qvec is None:
-            self._qvec = np.asarray(emb.embed([self.query])[0], dtype=np.float64)
+        qvec = self.query_vector()
         keys = [self._key(t) for t in texts]
         missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self.cache}
         if missing:
@@ -92,7 +105,7 @@ class CachedCosines:
             else:  # int8 ONNX: one text per run (as fast as batches on 2 cores here)
                 vecs = np.concatenate([emb.embed([t]) for t in new])
             for k, v in zip(missing, vecs, strict=True):
-                self.cache[k] = float(np.asarray(v, dtype=np.float64) @ self._qvec)
+                self.cache[k] = float(np.asarray(v, dtype=np.float64) @ qvec)
         return np.asarray([self.cache[k] for k in keys], dtype=np.float64), len(missing)
 
     def score(self, texts: list[str]) -> tuple[np.ndarray, int]:
@@ -111,6 +124,7 @@ class BiEncoderReranker:
     def __init__(self, embedder: str = "minilm") -> None:
         self.name = "bi-encoder"
         self.embedder = index_embedder(embedder)
+        self.pools_combinations = True
 
     def score(self, query: str, texts: list[str]) -> np.ndarray:
         return self.score_known(query, texts, [None] * len(texts))
@@ -132,9 +146,15 @@ class BiEncoderReranker:
             return np.zeros(0, dtype=np.float32)
         return np.clip(self.cosines(query, texts, cosines), 0.0, 1.0).astype(np.float32)
 
-    def anchored(self, query: str, pool: Sequence[str]) -> CachedCosines:
-        """Cosines are absolute; anchoring only caches each distinct input's embedding."""
-        return CachedCosines(self.embedder, query)
+    def anchored(self, query: str, pool: Sequence[str], pooled: bool = False) -> Any:
+        """Cosines are absolute; anchoring only caches each distinct input's embedding.
+        ``pooled``: combinations from their parts (:mod:`ragsieve.rerank.pooled`)."""
+        exact = CachedCosines(self.embedder, query)
+        if not pooled:
+            return exact
+        from ragsieve.rerank.pooled import PooledCosines
+
+        return PooledCosines(exact)
 
 
 class CrossEncoderReranker:

@@ -108,6 +108,7 @@ class FusionReranker:
         from ragsieve.rerank.cross_encoder import OnnxCrossEncoder
 
         self.name = "ensemble"
+        self.pools_combinations = True
         self.weights = weights or FusionWeights.load()
         self.cross_encoder = cross_encoder or OnnxCrossEncoder()
         self.bi_encoder = BiEncoderReranker(embedder)
@@ -125,10 +126,12 @@ class FusionReranker:
             self.bm25.k,
         )
 
-    def anchored(self, query: str, pool: Sequence[str]) -> AnchoredFusion:
+    def anchored(self, query: str, pool: Sequence[str], pooled: bool = False) -> AnchoredFusion:
         """The ensemble with ``bm25_rel`` and ``cosine_rel`` relative to the best *single* pool
-        text instead of the best text of the call (a combination may exceed them)."""
-        return AnchoredFusion(self, query, pool)
+        text instead of the best text of the call (a combination may exceed them).
+        ``pooled``: a combination's cosine from its parts' token states
+        (:mod:`ragsieve.rerank.pooled`)."""
+        return AnchoredFusion(self, query, pool, pooled)
 
     def score(self, query: str, texts: list[str]) -> np.ndarray:
         return self.score_known(query, texts, [None] * len(texts))
@@ -147,16 +150,21 @@ class FusionReranker:
 
 class AnchoredFusion:
     """:meth:`FusionReranker.anchored`: pairwise cross-encoder logits, cached cosines and
-    pool-anchored BM25, combined by the trained weights."""
+    pool-anchored BM25, combined by the trained weights. With ``pooled``, a combination's cosine
+    comes from its parts' token states (:class:`~ragsieve.rerank.pooled.PooledCosines`)."""
 
-    def __init__(self, rr: FusionReranker, query: str, pool: Sequence[str]) -> None:
+    def __init__(
+        self, rr: FusionReranker, query: str, pool: Sequence[str], pooled: bool = False
+    ) -> None:
         from ragsieve.rerank.base import CachedCosines
         from ragsieve.rerank.bm25 import AnchoredBM25
         from ragsieve.rerank.cross_encoder import PairwiseLogits
+        from ragsieve.rerank.pooled import PooledCosines
 
         self.rr, self.pool = rr, list(pool)
         self.ce = PairwiseLogits(rr.cross_encoder, query)
-        self.cos = CachedCosines(rr.bi_encoder.embedder, query)
+        exact = CachedCosines(rr.bi_encoder.embedder, query)
+        self.cos: Any = PooledCosines(exact) if pooled else exact
         self.bm25 = AnchoredBM25(query, self.pool, rr.bm25.k1, rr.bm25.b, rr.bm25.k)
         self._anchor: dict[str, float] | None = None
 
@@ -170,6 +178,22 @@ class AnchoredFusion:
         self.cos = cos if cos is not None else self.cos
 
     def score(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        return self._score(texts, None)
+
+    def score_parts(
+        self, parts: Sequence[tuple[str, ...]], separator: str
+    ) -> tuple[np.ndarray, int]:
+        """:meth:`score` of each combination given as its parts, joined by ``separator``; the
+        cosine is pooled from the parts where this scorer pools."""
+        texts = [separator.join(p) for p in parts]
+        cosines_parts = getattr(self.cos, "cosines_parts", None)
+        if not callable(cosines_parts):
+            return self._score(texts, None)
+        return self._score(texts, lambda: cosines_parts(parts, separator))
+
+    def _score(
+        self, texts: list[str], cosines: Callable[[], tuple[np.ndarray, int]] | None
+    ) -> tuple[np.ndarray, int]:
         ran = 0
         if self._anchor is None:
             # The best single candidate's raw BM25 and cosine; MCTS's root expansion scores
@@ -181,7 +205,7 @@ class AnchoredFusion:
                 "cos": float(cos.max()) if cos.size else 0.0,
             }
         ce, n_ce = self.ce.logits(texts)
-        cos, n_cos = self.cos.cosines(texts)
+        cos, n_cos = cosines() if cosines is not None else self.cos.cosines(texts)
         raw = self.bm25.raw(texts)
         top = self._anchor["bm25"]
         feats = {

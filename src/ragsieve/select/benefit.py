@@ -40,6 +40,10 @@ Two more details make the benefit a function of the text alone, and cheap:
   256-token chunks these two scorers judge a combination by its first chunk; BM25 (and the
   BM25 features of the ensemble) read the whole concatenation. docs/carrot.md discusses it.
 
+With ``pooled`` (``carrot[combination_cosine=pooled]``, opt-in), a scorer with a MiniLM cosine
+gets each combination as its parts and pools its cosine from the parts' own token states
+(:mod:`ragsieve.rerank.pooled`): one forward pass per candidate instead of one per window.
+
 Every :meth:`BenefitScorer.score` that scores new texts counts as one reranker call (CARROT's
 one batched call per expansion); cached combinations are never scored again. ``calls``,
 ``texts_scored`` and ``model_inputs`` (distinct model inputs actually run) go into the trace.
@@ -67,17 +71,22 @@ class BenefitScorer:
     independent of the batch they are computed in (see the module docstring).
     """
 
-    def __init__(self, reranker: Reranker, query: str, pool: Sequence[str]) -> None:
+    def __init__(
+        self, reranker: Reranker, query: str, pool: Sequence[str], pooled: bool = False
+    ) -> None:
         self.reranker = reranker
         self.query = query
         self.pool = list(pool)
+        #: Combinations' cosines pooled from their parts (:mod:`ragsieve.rerank.pooled`), where
+        #: the reranker has a cosine to pool (BM25 and the cross-encoder alone do not).
+        self.pooled = bool(pooled and getattr(reranker, "pools_combinations", False))
         self.cache: dict[Combo, float] = {}
         self.calls = 0
         self.texts_scored = 0
         self.model_inputs = 0
         #: The reranker anchored to this pool (shared, with its model caches, by the
         #: reordered and fresh copies: anchors depend on the pool's set, not its order).
-        self.anchored = anchored(reranker, query, self.pool)
+        self.anchored = anchored(reranker, query, self.pool, pooled)
 
     def seed(self, cosines: Sequence[float | None]) -> None:
         """The pool texts' query cosines where already known (a dense retrieval's scores):
@@ -122,7 +131,7 @@ class BenefitScorer:
         """Benefits of ``combos`` in order; the uncached ones are scored in ONE reranker call."""
         todo = list(dict.fromkeys(c for c in combos if c not in self.cache))
         if todo:
-            values = self._score_texts([self.text(c) for c in todo])
+            values = self._score_combos(todo)
             self.calls += 1
             self.texts_scored += len(todo)
             for c, v in zip(todo, values, strict=True):
@@ -135,9 +144,15 @@ class BenefitScorer:
             "calls": self.calls,
             "texts_scored": self.texts_scored,
             "model_inputs": self.model_inputs,
+            "combination_cosine": "pooled" if self.pooled else "exact",
         }
 
-    def _score_texts(self, texts: list[str]) -> np.ndarray:
-        values, ran = self.anchored.score(texts)
+    def _score_combos(self, combos: list[Combo]) -> np.ndarray:
+        """One scorer call; a scorer that reads combinations as their parts gets them so."""
+        parts = getattr(self.anchored, "score_parts", None)
+        if callable(parts):
+            values, ran = parts([tuple(self.pool[i] for i in c) for c in combos], SEPARATOR)
+        else:
+            values, ran = self.anchored.score([self.text(c) for c in combos])
         self.model_inputs += ran
         return np.asarray(values, dtype=np.float64)
