@@ -1,11 +1,12 @@
 """The tag stage against the raw int8 forward passes over the same tokens (issue 31 (f)).
 
-    .venv/bin/python benchmarks/tagger_speed.py [--questions 30]
+    .venv/bin/python benchmarks/tagger_speed.py [--questions 30] [--batch-size N]
 
 AMOR HotpotQA pools (10 paragraphs), both hops, the shipped model at its defaults. One warm
 process: for each question, ``prune`` is timed whole; the windows of every reading it made are
 recorded and then fed to the same onnxruntime session in the same length-sorted batches, timed
 alone (the floor: what the model costs). Printed: seconds per question of each, and the ratio.
+``--batch-size`` overrides the tagger's windows per run (default: one; 16 before issue 34).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragsieve.data import find_data_dir
-from ragsieve.tag.model import OnnxTagger, Passage, Tagged
+from ragsieve.tag.model import DEFAULT_BATCH_SIZE, OnnxTagger, Passage, Tagged
 from ragsieve.tag.prune import prune
 
 AMOR = "hotpotqa/hotpot_dev_sample100_amor_withretrieval.jsonl"
@@ -44,9 +45,10 @@ class Recording:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--questions", type=int, default=30)
+    ap.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     args = ap.parse_args()
     rows = [json.loads(x) for x in (find_data_dir() / AMOR).open(encoding="utf-8")]
-    tagger = OnnxTagger()
+    tagger = OnnxTagger(batch_size=args.batch_size)
     rec = Recording(tagger)
     prune(rec, "warm up", [("t", ["One sentence."])])
     enc, sess = tagger._encoder, tagger._session  # the same objects inference uses
@@ -71,7 +73,8 @@ def main() -> None:
         raw.append(time.perf_counter() - t0)
     w, f = float(np.sum(whole)), float(np.sum(raw))
     n = len(whole)
-    print(f"{n} questions, {tokens / n:.0f} word pieces read per question (both hops)")
+    pieces = tokens / n
+    print(f"{n} questions, batch size {tagger.batch_size}, {pieces:.0f} word pieces a question")
     print(f"tag stage (prune, both hops): {w / n:.3f} s/q (p50 {np.median(whole):.3f})")
     print(f"raw int8 forward, same windows: {f / n:.3f} s/q (p50 {np.median(raw):.3f})")
     print(f"ratio: {w / f:.2f}x")
