@@ -22,12 +22,17 @@ def test_every_method_selects_without_importing_torch(sentence_index_dir: Path) 
         "for name in known_methods():\n"
         "    r = build_method(name, index, budget=300).retrieve([q])[0]\n"
         "    picked[name] = len(r.context.chunks)\n"
+        "pooled = 'carrot[combination_cosine=pooled]'  # token states of the int8 MiniLM\n"
+        "r = build_method(pooled, index, budget=300).retrieve([q])[0]\n"
+        "opt_in = {pooled: len(r.context.chunks)}\n"
         "heavy = ('torch', 'sentence_transformers', 'transformers')\n"
-        "print(json.dumps({'picked': picked, 'loaded': [m for m in heavy if m in sys.modules]}))\n"
+        "loaded = [m for m in heavy if m in sys.modules]\n"
+        "print(json.dumps({'picked': picked, 'opt_in': opt_in, 'loaded': loaded}))\n"
     )
     result = probe_json(probe, timeout=600)
     from ragsieve.methods import known_methods
 
     assert sorted(result["picked"]) == known_methods()
     assert all(n >= 1 for n in result["picked"].values()), result["picked"]
+    assert result["opt_in"]["carrot[combination_cosine=pooled]"] >= 1
     assert result["loaded"] == []

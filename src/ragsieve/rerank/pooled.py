@@ -24,10 +24,25 @@ evaluation file. Without it, CARROT's MCTS took longer combinations than with ex
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
-from ragsieve.rerank.base import CachedCosines
+
+class ExactCosines(Protocol):
+    """What pooling needs of the exact scorer (:class:`~ragsieve.rerank.base.CachedCosines`):
+    its embedder, its cached cosines of whole texts and the query's vector."""
+
+    embedder: Any
+
+    def seed(self, texts: Sequence[str], cosines: Sequence[float | None]) -> None: ...
+
+    def cosines(self, texts: list[str]) -> tuple[np.ndarray, int]: ...
+
+    def score(self, texts: list[str]) -> tuple[np.ndarray, int]: ...
+
+    def query_vector(self) -> np.ndarray: ...
+
 
 #: ``exact ~ a * pooled + b`` for combinations of two or more parts (least squares on the dev
 #: split: ``python benchmarks/carrot_pooled.py``; mean absolute error 0.036 -> 0.027).
@@ -35,16 +50,14 @@ CALIBRATION = (0.9532, -0.003)
 
 
 class PooledCosines:
-    """:class:`CachedCosines` for single texts; combinations pooled from their parts' states.
+    """Exact cosines (``exact``) for single texts; combinations pooled from their parts' states.
 
     ``cosines_parts`` takes each combination as its parts (pool texts in order). An embedder
     without ``token_states`` or a known window (``max_text_tokens``) falls back to embedding
     the joined text exactly. As an :class:`~ragsieve.rerank.base.Anchored` scorer (the
     bi-encoder's), scores are the cosines clipped to [0, 1]."""
 
-    def __init__(
-        self, exact: CachedCosines, calibration: tuple[float, float] = CALIBRATION
-    ) -> None:
+    def __init__(self, exact: ExactCosines, calibration: tuple[float, float] = CALIBRATION) -> None:
         self.exact, self.calibration = exact, calibration
         self.embedder = exact.embedder
         self.window = int(getattr(self.embedder, "max_text_tokens", 0) or 0)
