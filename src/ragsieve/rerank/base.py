@@ -51,14 +51,20 @@ def anchored(reranker: Reranker, query: str, pool: Sequence[str], pooled: bool =
     """``reranker.anchored(query, pool)`` where the reranker offers it, else it as it is.
 
     ``pooled``: combinations' cosines from their parts' token states
-    (:mod:`ragsieve.rerank.pooled`), for a reranker that has a cosine
-    (``pools_combinations``); the others are anchored as they are."""
+    (:mod:`ragsieve.rerank.pooled`), for a reranker that has a cosine to pool
+    (:func:`pools_combinations`); the others are anchored as they are."""
     make = getattr(reranker, "anchored", None)
     if not callable(make):
         return PlainAnchored(reranker, query)
-    if pooled and getattr(reranker, "pools_combinations", False):
+    if pooled and pools_combinations(reranker):
         return make(query, pool, pooled=True)  # type: ignore[no-any-return]
     return make(query, pool)  # type: ignore[no-any-return]
+
+
+def pools_combinations(reranker: Reranker) -> bool:
+    """Whether ``reranker.anchored`` can pool combinations' cosines (it has a MiniLM cosine:
+    the bi-encoder and the ensemble; BM25 and a cross-encoder alone do not)."""
+    return bool(getattr(reranker, "pools_combinations", False))
 
 
 class CachedCosines:

@@ -189,11 +189,13 @@ class AnchoredFusion:
         cosines_parts = getattr(self.cos, "cosines_parts", None)
         if not callable(cosines_parts):
             return self._score(texts, None)
-        return self._score(texts, lambda: cosines_parts(parts, separator))
+        return self._score(texts, cosines_parts(parts, separator))
 
     def _score(
-        self, texts: list[str], cosines: Callable[[], tuple[np.ndarray, int]] | None
+        self, texts: list[str], cosines: tuple[np.ndarray, int] | None
     ) -> tuple[np.ndarray, int]:
+        """The fused scores of ``texts``; ``cosines`` (values, model runs) where already
+        computed, else the texts' cached cosines."""
         ran = 0
         if self._anchor is None:
             # The best single candidate's raw BM25 and cosine; MCTS's root expansion scores
@@ -205,7 +207,7 @@ class AnchoredFusion:
                 "cos": float(cos.max()) if cos.size else 0.0,
             }
         ce, n_ce = self.ce.logits(texts)
-        cos, n_cos = cosines() if cosines is not None else self.cos.cosines(texts)
+        cos, n_cos = cosines if cosines is not None else self.cos.cosines(texts)
         raw = self.bm25.raw(texts)
         top = self._anchor["bm25"]
         feats = {

@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsieve.rerank.base import Reranker, anchored
+from ragsieve.rerank.base import Reranker, anchored, pools_combinations
 
 #: Chunks of a combination are joined as in the LLM prompt's context (blank line between).
 SEPARATOR = "\n\n"
@@ -79,14 +79,14 @@ class BenefitScorer:
         self.pool = list(pool)
         #: Combinations' cosines pooled from their parts (:mod:`ragsieve.rerank.pooled`), where
         #: the reranker has a cosine to pool (BM25 and the cross-encoder alone do not).
-        self.pooled = bool(pooled and getattr(reranker, "pools_combinations", False))
+        self.pooled = pooled and pools_combinations(reranker)
         self.cache: dict[Combo, float] = {}
         self.calls = 0
         self.texts_scored = 0
         self.model_inputs = 0
         #: The reranker anchored to this pool (shared, with its model caches, by the
         #: reordered and fresh copies: anchors depend on the pool's set, not its order).
-        self.anchored = anchored(reranker, query, self.pool, pooled)
+        self.anchored = anchored(reranker, query, self.pool, self.pooled)
 
     def seed(self, cosines: Sequence[float | None]) -> None:
         """The pool texts' query cosines where already known (a dense retrieval's scores):
