@@ -31,19 +31,18 @@ from pathlib import Path
 
 import numpy as np
 
+from ragsieve.data import find_data_dir
 from ragsieve.embed import index_embedder
 from ragsieve.rerank.base import CachedCosines
 from ragsieve.rerank.pooled import PooledCosines
 from ragsieve.select.benefit import SEPARATOR
 from ragsieve.tag.pools import load_split
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
 
 def pairs(squad: int) -> dict[str, list[tuple[float, float, int]]]:
     """(pooled, exact, parts) of every measured combination, per set."""
     emb = index_embedder("minilm")
-    sets = load_split("dev", DATA, squad=squad)
+    sets = load_split("dev", find_data_dir(), squad=squad)
     out: dict[str, list[tuple[float, float, int]]] = {}
     for name, pools in sets.items():
         rows: list[tuple[float, float, int]] = []
@@ -94,14 +93,15 @@ def dev_file(out: Path, limit: int) -> None:
         HOTPOT_DISTRACTOR_495,
     )
 
+    data = find_data_dir()
     records = []
     for rel, held in (
         (HOTPOT_DISTRACTOR, HOTPOT_DEV_QUESTIONS),
         (HOTPOT_DISTRACTOR_495, HOTPOT_495_DEV_QUESTIONS),
     ):
-        rows = read_training_json(DATA / rel)
+        rows = read_training_json(data / rel)
         records += [(i, r) for i, r in enumerate(rows) if i not in held]
-    ds = hotpot_sentence_dataset(DATA / HOTPOT_DISTRACTOR, "hotpotqa-train", records[:limit])
+    ds = hotpot_sentence_dataset(data / HOTPOT_DISTRACTOR, "hotpotqa-train", records[:limit])
     with out.open("w", encoding="utf-8") as fh:
         for q in ds.questions:
             row = {
