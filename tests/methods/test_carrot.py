@@ -66,7 +66,7 @@ def test_spec_options_budget_and_searches(index: Index) -> None:
         ({"N": 0}, "N must be a positive integer"),
         ({"agent": "maybe"}, "carrot: agent must be bool, got .maybe.; valid keys"),
         ({"c": -1}, "c must be a number"),
-        ({"combination_cosine": "approx"}, "combination_cosine must be one of pooled, exact"),
+        ({"combination_cosine": "approx"}, "combination_cosine must be one of exact, int8, pooled"),
     ],
 )
 def test_bad_options_are_one_line_config_errors(index: Index, options: dict, message: str) -> None:
@@ -83,14 +83,29 @@ def test_bad_reranker_name_fails_early(index: Index) -> None:
 def test_pooled_combination_cosines_run_fewer_model_inputs(index: Index) -> None:
     """``combination_cosine=pooled`` (opt-in) pools the default ensemble's MiniLM cosines of
     combinations from the candidates' own readings: fewer model runs than embedding every
-    combination window (the default), the same candidates and single-chunk benefits."""
+    combination window (the default reads windows), the same candidates and single-chunk
+    benefits."""
     q = "Who deciphered the Rosetta Stone and when?"
     pooled = get_method("carrot", index, budget=400, combination_cosine="pooled")
     r_pooled = pooled.retrieve([q])[0]
-    r_exact = get_method("carrot", index, budget=400).retrieve([q])[0]
+    r_exact = get_method("carrot", index, budget=400, combination_cosine="exact").retrieve([q])[0]
     ps, es = (r.trace["selection"]["scorer_stats"] for r in (r_pooled, r_exact))
     assert (ps["reranker"], ps["combination_cosine"]) == ("ensemble", "pooled")
     assert es["combination_cosine"] == "exact"
     assert ps["model_inputs"] < es["model_inputs"]
     assert [s.score for s in r_pooled.candidates] == [s.score for s in r_exact.candidates]
     assert 0 < r_pooled.context.n_tokens <= 400
+
+
+def test_int8_combination_cosines_read_the_same_windows_faster_build(index: Index) -> None:
+    """``combination_cosine=int8`` embeds the same combination windows as ``exact`` (same model
+    inputs, same candidates and single-chunk benefits: the singles keep the index's cosines),
+    with the int8-activation build of the packaged MiniLM. It is the default."""
+    q = "Who deciphered the Rosetta Stone and when?"
+    r_int8 = get_method("carrot", index, budget=400).retrieve([q])[0]
+    r_exact = get_method("carrot", index, budget=400, combination_cosine="exact").retrieve([q])[0]
+    i8, ex = (r.trace["selection"]["scorer_stats"] for r in (r_int8, r_exact))
+    assert (i8["reranker"], i8["combination_cosine"]) == ("ensemble", "int8")
+    assert ex["combination_cosine"] == "exact"
+    assert [s.score for s in r_int8.candidates] == [s.score for s in r_exact.candidates]
+    assert 0 < r_int8.context.n_tokens <= 400

@@ -22,9 +22,10 @@ def test_every_method_selects_without_importing_torch(sentence_index_dir: Path) 
         "for name in known_methods():\n"
         "    r = build_method(name, index, budget=300).retrieve([q])[0]\n"
         "    picked[name] = len(r.context.chunks)\n"
-        "pooled = 'carrot[combination_cosine=pooled]'  # token states of the int8 MiniLM\n"
-        "r = build_method(pooled, index, budget=300).retrieve([q])[0]\n"
-        "opt_in = {pooled: len(r.context.chunks)}\n"
+        "opt_in = {}\n"
+        "for spec in ('carrot[combination_cosine=pooled]', 'carrot[combination_cosine=int8]'):\n"
+        "    r = build_method(spec, index, budget=300).retrieve([q])[0]\n"
+        "    opt_in[spec] = len(r.context.chunks)\n"
         "heavy = ('torch', 'sentence_transformers', 'transformers')\n"
         "loaded = [m for m in heavy if m in sys.modules]\n"
         "print(json.dumps({'picked': picked, 'opt_in': opt_in, 'loaded': loaded}))\n"
@@ -35,4 +36,5 @@ def test_every_method_selects_without_importing_torch(sentence_index_dir: Path) 
     assert sorted(result["picked"]) == known_methods()
     assert all(n >= 1 for n in result["picked"].values()), result["picked"]
     assert result["opt_in"]["carrot[combination_cosine=pooled]"] >= 1
+    assert result["opt_in"]["carrot[combination_cosine=int8]"] >= 1
     assert result["loaded"] == []

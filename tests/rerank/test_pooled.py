@@ -71,9 +71,9 @@ def test_the_pooled_benefit_is_batch_invariant_and_scores_singles_as_before(
     pool = chunks[:4]
     combos = [(0,), (1, 0), (2, 3, 1), (3,)]
     ens = get_reranker("ensemble")
-    batch = BenefitScorer(ens, QUESTION, pool, pooled=True)
+    batch = BenefitScorer(ens, QUESTION, pool, combination_cosine="pooled")
     together = batch.score(combos)
-    alone = BenefitScorer(ens, QUESTION, pool, pooled=True)
+    alone = BenefitScorer(ens, QUESTION, pool, combination_cosine="pooled")
     alone.score([(0,), (1,), (2,), (3,)])
     assert together == pytest.approx([alone.score([c])[0] for c in combos], abs=1e-6)
     exact = BenefitScorer(ens, QUESTION, pool)
@@ -82,5 +82,7 @@ def test_the_pooled_benefit_is_batch_invariant_and_scores_singles_as_before(
     assert batch.stats()["combination_cosine"] == "pooled"
     assert exact.stats()["combination_cosine"] == "exact"
     # The bi-encoder alone pools too; its scores stay cosines clipped to [0, 1].
-    bi = BenefitScorer(get_reranker("bi-encoder"), QUESTION, pool, pooled=True).score(combos)
+    bi = BenefitScorer(
+        get_reranker("bi-encoder"), QUESTION, pool, combination_cosine="pooled"
+    ).score(combos)
     assert all(0.0 <= w <= 1.0 for w in bi)

@@ -12,6 +12,7 @@ from ragsieve.embed.base import (
     get_embedder,
     index_build,
     index_embedder,
+    int8_activation_build,
     known_embedders,
     truncation_of,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "get_embedder",
     "index_build",
     "index_embedder",
+    "int8_activation_build",
     "known_embedders",
     "truncation_of",
 ]

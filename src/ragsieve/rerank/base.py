@@ -47,31 +47,66 @@ class PlainAnchored:
         return np.asarray(self.reranker.score(self.query, texts), dtype=np.float64), len(texts)
 
 
-def anchored(reranker: Reranker, query: str, pool: Sequence[str], pooled: bool = False) -> Anchored:
+#: How a scorer with a MiniLM cosine reads a text it has no cosine for (a combination of pool
+#: chunks in CARROT): ``exact`` embeds it with the index's build; ``int8`` with the same weights
+#: and int8 activations (:func:`~ragsieve.embed.int8_activation_build`, about 2x faster);
+#: ``pooled`` pools a combination from its parts' token states (:mod:`ragsieve.rerank.pooled`).
+COMBINATION_COSINES = ("exact", "int8", "pooled")
+
+
+def anchored(
+    reranker: Reranker, query: str, pool: Sequence[str], combination_cosine: str = "exact"
+) -> Anchored:
     """``reranker.anchored(query, pool)`` where the reranker offers it, else it as it is.
 
-    ``pooled``: combinations' cosines from their parts' token states
-    (:mod:`ragsieve.rerank.pooled`), for a reranker that has a cosine to pool
-    (:func:`pools_combinations`); the others are anchored as they are."""
+    ``combination_cosine`` (:data:`COMBINATION_COSINES`) applies to a reranker that has a
+    MiniLM cosine (:func:`pools_combinations`); the others are anchored as they are."""
+    if combination_cosine not in COMBINATION_COSINES:
+        raise ConfigError(
+            f"combination_cosine must be one of {', '.join(COMBINATION_COSINES)}, "
+            f"got {combination_cosine!r}"
+        )
     make = getattr(reranker, "anchored", None)
     if not callable(make):
         return PlainAnchored(reranker, query)
-    if pooled and pools_combinations(reranker):
-        return make(query, pool, pooled=True)  # type: ignore[no-any-return]
+    if combination_cosine != "exact" and pools_combinations(reranker):
+        return make(query, pool, combination_cosine=combination_cosine)  # type: ignore[no-any-return]
     return make(query, pool)  # type: ignore[no-any-return]
 
 
 def pools_combinations(reranker: Reranker) -> bool:
-    """Whether ``reranker.anchored`` can pool combinations' cosines (it has a MiniLM cosine:
+    """Whether ``reranker.anchored`` takes a ``combination_cosine`` (it has a MiniLM cosine:
     the bi-encoder and the ensemble; BM25 and a cross-encoder alone do not)."""
     return bool(getattr(reranker, "pools_combinations", False))
 
 
-class CachedCosines:
-    """Query-text cosines, each distinct (truncated) model input embedded once."""
+def cosine_scorer(embedder: Any, query: str, combination_cosine: str = "exact") -> Any:
+    """The query's cached cosines for ``combination_cosine`` (:data:`COMBINATION_COSINES`):
+    the bi-encoder and the ensemble build theirs here. ``int8`` falls back to exact where the
+    embedder has no int8-activation build (a sentence-transformers model)."""
+    from ragsieve.embed import int8_activation_build
 
-    def __init__(self, embedder: Any, query: str) -> None:
+    if combination_cosine == "int8":
+        return CachedCosines(embedder, query, int8_activation_build(embedder))
+    exact = CachedCosines(embedder, query)
+    if combination_cosine != "pooled":
+        return exact
+    from ragsieve.rerank.pooled import PooledCosines
+
+    return PooledCosines(exact)
+
+
+class CachedCosines:
+    """Query-text cosines, each distinct (truncated) model input embedded once.
+
+    ``texts_embedder``: a faster build of the same model for the texts not already known
+    (:meth:`seed`); the query vector stays ``embedder``'s, the build the seeded cosines came
+    from. ``kind`` names what ran for the trace."""
+
+    def __init__(self, embedder: Any, query: str, texts_embedder: Any = None) -> None:
         self.embedder, self.query = embedder, query
+        self.texts_embedder = texts_embedder if texts_embedder is not None else embedder
+        self.kind = "exact" if self.texts_embedder is embedder else "int8"
         self.cache: dict[Any, float] = {}
         self._qvec: np.ndarray | None = None
 
@@ -100,7 +135,7 @@ class CachedCosines:
     def cosines(self, texts: list[str]) -> tuple[np.ndarray, int]:
         from ragsieve.embed.base import SentenceTransformerEmbedder
 
-        emb = self.embedder
+        emb = self.texts_embedder
         qvec = self.query_vector()
         keys = [self._key(t) for t in texts]
         missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self.cache}
@@ -152,15 +187,10 @@ class BiEncoderReranker:
             return np.zeros(0, dtype=np.float32)
         return np.clip(self.cosines(query, texts, cosines), 0.0, 1.0).astype(np.float32)
 
-    def anchored(self, query: str, pool: Sequence[str], pooled: bool = False) -> Any:
-        """Cosines are absolute; anchoring only caches each distinct input's embedding.
-        ``pooled``: combinations from their parts (:mod:`ragsieve.rerank.pooled`)."""
-        exact = CachedCosines(self.embedder, query)
-        if not pooled:
-            return exact
-        from ragsieve.rerank.pooled import PooledCosines
-
-        return PooledCosines(exact)
+    def anchored(self, query: str, pool: Sequence[str], combination_cosine: str = "exact") -> Any:
+        """Cosines are absolute; anchoring only caches each distinct input's embedding, read
+        as ``combination_cosine`` says (:func:`cosine_scorer`)."""
+        return cosine_scorer(self.embedder, query, combination_cosine)
 
 
 class CrossEncoderReranker:

@@ -126,12 +126,14 @@ class FusionReranker:
             self.bm25.k,
         )
 
-    def anchored(self, query: str, pool: Sequence[str], pooled: bool = False) -> AnchoredFusion:
+    def anchored(
+        self, query: str, pool: Sequence[str], combination_cosine: str = "exact"
+    ) -> AnchoredFusion:
         """The ensemble with ``bm25_rel`` and ``cosine_rel`` relative to the best *single* pool
         text instead of the best text of the call (a combination may exceed them).
-        ``pooled``: a combination's cosine from its parts' token states
-        (:mod:`ragsieve.rerank.pooled`)."""
-        return AnchoredFusion(self, query, pool, pooled)
+        ``combination_cosine``: how a text without a known cosine is read
+        (:data:`~ragsieve.rerank.base.COMBINATION_COSINES`)."""
+        return AnchoredFusion(self, query, pool, combination_cosine)
 
     def score(self, query: str, texts: list[str]) -> np.ndarray:
         return self.score_known(query, texts, [None] * len(texts))
@@ -150,21 +152,19 @@ class FusionReranker:
 
 class AnchoredFusion:
     """:meth:`FusionReranker.anchored`: pairwise cross-encoder logits, cached cosines and
-    pool-anchored BM25, combined by the trained weights. With ``pooled``, a combination's cosine
-    comes from its parts' token states (:class:`~ragsieve.rerank.pooled.PooledCosines`)."""
+    pool-anchored BM25, combined by the trained weights. ``combination_cosine`` says how a text
+    without a known cosine is read (:func:`~ragsieve.rerank.base.cosine_scorer`)."""
 
     def __init__(
-        self, rr: FusionReranker, query: str, pool: Sequence[str], pooled: bool = False
+        self, rr: FusionReranker, query: str, pool: Sequence[str], combination_cosine: str = "exact"
     ) -> None:
-        from ragsieve.rerank.base import CachedCosines
+        from ragsieve.rerank.base import cosine_scorer
         from ragsieve.rerank.bm25 import AnchoredBM25
         from ragsieve.rerank.cross_encoder import PairwiseLogits
-        from ragsieve.rerank.pooled import PooledCosines
 
         self.rr, self.pool = rr, list(pool)
         self.ce = PairwiseLogits(rr.cross_encoder, query)
-        exact = CachedCosines(rr.bi_encoder.embedder, query)
-        self.cos: Any = PooledCosines(exact) if pooled else exact
+        self.cos: Any = cosine_scorer(rr.bi_encoder.embedder, query, combination_cosine)
         self.bm25 = AnchoredBM25(query, self.pool, rr.bm25.k1, rr.bm25.b, rr.bm25.k)
         self._anchor: dict[str, float] | None = None
 

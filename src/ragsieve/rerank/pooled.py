@@ -59,6 +59,7 @@ class PooledCosines:
 
     def __init__(self, exact: ExactCosines, calibration: tuple[float, float] = CALIBRATION) -> None:
         self.exact, self.calibration = exact, calibration
+        self.kind = "pooled"
         self.embedder = exact.embedder
         self.window = int(getattr(self.embedder, "max_text_tokens", 0) or 0)
         self.states: dict[str, np.ndarray] = {}

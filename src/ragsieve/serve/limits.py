@@ -91,7 +91,7 @@ SAFE: dict[str, dict[str, Bound]] = {
         "search": Bound("choice", choices=("mcts", "upper", "beam")),
         "beam_width": _int(1, 20),
         "seed": _int(0, 2**31 - 1),
-        "combination_cosine": Bound("choice", choices=("pooled", "exact")),
+        "combination_cosine": Bound("choice", choices=("exact", "int8", "pooled")),
     },
     "saki": {
         "links": _int(0, 20),
