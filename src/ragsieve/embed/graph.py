@@ -16,6 +16,7 @@ texts, it never writes vectors.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ragsieve.errors import ConfigError
 
@@ -51,7 +52,8 @@ def int8_activation_graph(model: Path, int8_activations: bool = True) -> bytes:
         ):
             rename[n.output[0]] = n.input[2]
             drop.update((id(n), id(guard)))
-    nodes, scales, quantised = [], [], 0
+    nodes, quantised = [], 0
+    scales: dict[str, Any] = {}  # per-column scale initializers by name (a shared weight: one)
     for n in g.node:
         if id(n) in drop:
             continue
@@ -72,7 +74,8 @@ def int8_activation_graph(model: Path, int8_activations: bool = True) -> bytes:
             columns = int(inits[cast.input[0]].dims[-1])
             if scale.size in (1, columns):
                 name = f"{weight.input[1]}_per_column"
-                scales.append(numpy_helper.from_array(np.resize(scale.ravel(), columns), name))
+                if name not in scales:
+                    scales[name] = numpy_helper.from_array(np.resize(scale.ravel(), columns), name)
                 nodes.append(
                     helper.make_node(
                         "DynamicQuantizeMatMul",
@@ -98,7 +101,7 @@ def int8_activation_graph(model: Path, int8_activations: bool = True) -> bytes:
         nodes = live
     del g.node[:]
     g.node.extend(nodes)
-    g.initializer.extend(scales)
+    g.initializer.extend(scales.values())
     if not any(o.domain == "com.microsoft" for o in m.opset_import):
         m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return bytes(m.SerializeToString())

@@ -26,7 +26,7 @@ from ragsieve.methods.base import (
     timed,
 )
 from ragsieve.rerank import get_reranker
-from ragsieve.rerank.base import COMBINATION_COSINES, DEFAULT_RERANKER
+from ragsieve.rerank.base import DEFAULT_RERANKER, check_combination_cosine
 from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter
 from ragsieve.select.base import Selection
@@ -91,11 +91,7 @@ class CarrotConfig:
                 raise ConfigError(f"{name} must be a positive integer, got {v!r}")
         if not isinstance(self.agent, bool):
             raise ConfigError(f"agent must be true or false, got {self.agent!r}")
-        if self.combination_cosine not in COMBINATION_COSINES:
-            raise ConfigError(
-                f"combination_cosine must be one of {', '.join(COMBINATION_COSINES)}, "
-                f"got {self.combination_cosine!r}"
-            )
+        check_combination_cosine(self.combination_cosine)
         if self.search not in SEARCHES:
             raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}")
         self.mcts()  # validates iterations, c, lambda_, seed

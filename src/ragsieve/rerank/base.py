@@ -54,6 +54,15 @@ class PlainAnchored:
 COMBINATION_COSINES = ("exact", "int8", "pooled")
 
 
+def check_combination_cosine(value: Any) -> None:
+    """A one-line :class:`ConfigError` unless ``value`` is one of :data:`COMBINATION_COSINES`
+    (checked where a method is configured and where a scorer is anchored)."""
+    if value not in COMBINATION_COSINES:
+        raise ConfigError(
+            f"combination_cosine must be one of {', '.join(COMBINATION_COSINES)}, got {value!r}"
+        )
+
+
 def anchored(
     reranker: Reranker, query: str, pool: Sequence[str], combination_cosine: str = "exact"
 ) -> Anchored:
@@ -61,11 +70,7 @@ def anchored(
 
     ``combination_cosine`` (:data:`COMBINATION_COSINES`) applies to a reranker that has a
     MiniLM cosine (:func:`pools_combinations`); the others are anchored as they are."""
-    if combination_cosine not in COMBINATION_COSINES:
-        raise ConfigError(
-            f"combination_cosine must be one of {', '.join(COMBINATION_COSINES)}, "
-            f"got {combination_cosine!r}"
-        )
+    check_combination_cosine(combination_cosine)
     make = getattr(reranker, "anchored", None)
     if not callable(make):
         return PlainAnchored(reranker, query)
