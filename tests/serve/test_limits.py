@@ -144,3 +144,13 @@ def test_every_error_is_error_json(server: Server) -> None:
         assert r.status_code == 422 and set(r.json()) == {"error"}, (raw, r.text)
     r = httpx.post(server.url + "/search", json={"query": "x"})
     assert r.status_code == 401 and set(r.json()) == {"error"}
+
+
+def test_carrot_choices_over_http_are_the_methods_own() -> None:
+    """limits.py spells its choices as literals (it imports nothing heavy); CARROT's must stay
+    the values the method itself accepts."""
+    from ragsieve.methods.carrot import SEARCHES
+    from ragsieve.rerank.base import COMBINATION_COSINES
+
+    assert SAFE["carrot"]["combination_cosine"].choices == COMBINATION_COSINES
+    assert SAFE["carrot"]["search"].choices == SEARCHES
