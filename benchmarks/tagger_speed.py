@@ -1,12 +1,14 @@
 """The tag stage against the raw int8 forward passes over the same tokens (issue 31 (f)).
 
-    .venv/bin/python benchmarks/tagger_speed.py [--questions 30] [--batch-size N]
+    .venv/bin/python benchmarks/tagger_speed.py [--questions 30] [--batch-size N] [--workers N]
 
 AMOR HotpotQA pools (10 paragraphs), both hops, the shipped model at its defaults. One warm
 process: for each question, ``prune`` is timed whole; the windows of every reading it made are
 recorded and then fed to the same onnxruntime session in the same length-sorted batches, timed
-alone (the floor: what the model costs). Printed: seconds per question of each, and the ratio.
-``--batch-size`` overrides the tagger's windows per run (default: one; 16 before issue 34).
+alone (the floor: what the model costs), once one run after another and once two in flight
+(``embed.onnx.run_each``, what ``prune`` does). Printed: seconds per question of each, and the
+ratios. ``--batch-size`` overrides the tagger's windows per run (default: one; 16 before issue
+34); ``--workers 1`` runs the tagger's windows one after another (before stop 40).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+import ragsieve.embed.onnx as onnx
 from ragsieve.data import find_data_dir
 from ragsieve.tag.model import DEFAULT_BATCH_SIZE, OnnxTagger, Passage, Tagged
 from ragsieve.tag.prune import prune
@@ -46,14 +49,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--questions", type=int, default=30)
     ap.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
+    ap.add_argument("--workers", type=int, default=onnx.RUN_WORKERS)
     args = ap.parse_args()
+    onnx.RUN_WORKERS = args.workers
     rows = [json.loads(x) for x in (find_data_dir() / AMOR).open(encoding="utf-8")]
     tagger = OnnxTagger(batch_size=args.batch_size)
     rec = Recording(tagger)
     prune(rec, "warm up", [("t", ["One sentence."])])
     enc, sess = tagger._encoder, tagger._session  # the same objects inference uses
     assert enc is not None
-    whole, raw, tokens = [], [], 0
+    whole, raw, raw2, tokens = [], [], [], 0
     for r in rows[: args.questions]:
         pool = [(t, [s.strip() for s in ss if s.strip()]) for t, ss in r["context"]]
         rec.calls.clear()
@@ -67,17 +72,33 @@ def main() -> None:
             enc.batch([windows[i] for i in order[s : s + tagger.batch_size]])
             for s in range(0, len(order), tagger.batch_size)
         ]
+        feeds = [
+            {k: a[k] for k in ("input_ids", "attention_mask", "token_type_ids")} for a in batches
+        ]
         t0 = time.perf_counter()
-        for arr in batches:
-            sess.run(None, {k: arr[k] for k in ("input_ids", "attention_mask", "token_type_ids")})
+        for feed in feeds:
+            sess.run(None, feed)
         raw.append(time.perf_counter() - t0)
-    w, f = float(np.sum(whole)), float(np.sum(raw))
+        t0 = time.perf_counter()
+        onnx.run_each(sess, feeds)
+        raw2.append(time.perf_counter() - t0)
+    w, f, f2 = float(np.sum(whole)), float(np.sum(raw)), float(np.sum(raw2))
     n = len(whole)
     pieces = tokens / n
     print(f"{n} questions, batch size {tagger.batch_size}, {pieces:.0f} word pieces a question")
-    print(f"tag stage (prune, both hops): {w / n:.3f} s/q (p50 {np.median(whole):.3f})")
-    print(f"raw int8 forward, same windows: {f / n:.3f} s/q (p50 {np.median(raw):.3f})")
-    print(f"ratio: {w / f:.2f}x")
+    print(
+        f"tag stage (prune, both hops, {onnx.RUN_WORKERS} in flight): {w / n:.3f} s/q "
+        f"(p50 {np.median(whole):.3f})"
+    )
+    print(
+        f"raw int8 forward, same windows, one after another: {f / n:.3f} s/q "
+        f"(p50 {np.median(raw):.3f})"
+    )
+    print(
+        f"raw int8 forward, same windows, {onnx.RUN_WORKERS} in flight: {f2 / n:.3f} s/q "
+        f"(p50 {np.median(raw2):.3f})"
+    )
+    print(f"ratio: {w / f:.2f}x the sequential forward, {w / f2:.2f}x the in-flight one")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,19 @@ def test_a_passage_scores_the_same_alone_or_in_a_pool(tagger: OnnxTagger) -> Non
     assert alone.kept(tagger.threshold) == in_batch.kept(tagger.threshold)
 
 
+def test_tags_are_the_same_with_one_run_at_a_time(tagger: OnnxTagger, monkeypatch) -> None:
+    """Windows run two at a time (``embed.onnx.run_each``), each still alone: the tags equal
+    those of one run after another."""
+    import ragsieve.embed.onnx as onnx
+
+    pool = [("Honey bees", BEES), ("Rosetta Stone", ROSETTA), ("Bees again", BEES[::-1])]
+    two = tagger.tag(QUESTION, pool)
+    monkeypatch.setattr(onnx, "RUN_WORKERS", 1)
+    one = tagger.tag(QUESTION, pool)
+    assert [t.probs.tolist() for t in two] == [t.probs.tolist() for t in one]
+    assert [t.relevance for t in two] == [t.relevance for t in one]
+
+
 def test_empty_input_and_missing_model(tmp_path) -> None:
     assert OnnxTagger().tag("q", []) == []
     with pytest.raises(ConfigError, match="train-tagger"):

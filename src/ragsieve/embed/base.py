@@ -220,11 +220,15 @@ class MiniLMOnnxEmbedder:
         self, encs: list, batch_size: int
     ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """``(text positions, last hidden states, mask)`` per forward pass over ``encs``: texts
-        sorted by length, at most ``batch_size`` texts and ``max_batch_tokens`` padded tokens."""
+        sorted by length, at most ``batch_size`` texts and ``max_batch_tokens`` padded tokens.
+        With int8 activations each text runs alone, two in flight (``run_each``)."""
+        from ragsieve.embed.onnx import run_each
+
         lengths = [len(e.ids) for e in encs]
         if self.activations == "int8":  # activation scales span the batch: one text a run
             batch_size = 1
         order = np.argsort(lengths, kind="stable")
+        batches = []
         b = 0
         while b < len(order):
             # Ascending lengths: the batch's last text sets its padded width.
@@ -243,10 +247,19 @@ class MiniLMOnnxEmbedder:
             for r, i in enumerate(idx):
                 ids[r, : lengths[i]] = encs[i].ids
                 mask[r, : lengths[i]] = 1
-            (hidden,) = self._sess.run(
-                ["last_hidden_state"],
-                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-            )
+            batches.append((idx, ids, mask))
+
+        def feed(ids: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
+            return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+
+        out = ["last_hidden_state"]
+        if self.activations == "int8":
+            runs = run_each(self._sess, [feed(ids, mask) for _, ids, mask in batches], out)
+            for (idx, _, mask), (hidden,) in zip(batches, runs, strict=True):
+                yield idx, hidden, mask
+            return
+        for idx, ids, mask in batches:  # one batch in memory at a time (index builds)
+            (hidden,) = self._sess.run(out, feed(ids, mask))
             yield idx, hidden, mask
 
     def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:

@@ -146,7 +146,10 @@ class CachedCosines:
         missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self.cache}
         if missing:
             new = list(missing.values())
-            if isinstance(emb, SentenceTransformerEmbedder):  # fp32: padding-invariant
+            # fp32 torch is padding-invariant; the int8-activation build reads one text a run
+            # by itself, two in flight (embed.onnx.run_each)
+            alone = getattr(emb, "activations", None) == "int8"
+            if isinstance(emb, SentenceTransformerEmbedder) or alone:
                 vecs = emb.embed(new)
             else:  # int8 ONNX: one text per run (as fast as batches on 2 cores here)
                 vecs = np.concatenate([emb.embed([t]) for t in new])

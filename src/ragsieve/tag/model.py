@@ -2,7 +2,8 @@
 returns, in one forward pass, a keep probability for every sentence and a passage relevance.
 
 Loading is lazy (the first :meth:`OnnxTagger.tag`) and guarded by a lock. All windows of one
-call run in length-sorted batches. A passage read in several windows (longer than
+call run in length-sorted batches (one window each by default), two runs in flight
+(:func:`~ragsieve.embed.onnx.run_each`). A passage read in several windows (longer than
 ``max_length``) gets each sentence's probability from the window that holds it and the best
 window's relevance.
 """
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsieve.embed.onnx import cpu_session
+from ragsieve.embed.onnx import cpu_session, run_each
 from ragsieve.errors import ConfigError
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
 from ragsieve.tag.stack import Stacker, load_stacker
@@ -174,11 +175,14 @@ class OnnxTagger:
         probs = [np.zeros(len(s), dtype=np.float64) for _, s in passages]
         rel = np.zeros(len(passages), dtype=np.float64)
         order = sorted(range(len(windows)), key=lambda i: len(windows[i].ids))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            arr = enc.batch([windows[i] for i in idx])
-            feed = {k: arr[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
-            tok_logits, p_logits = self._session.run(None, feed)
+        groups = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        arrays = [enc.batch([windows[i] for i in idx]) for idx in groups]
+        feeds = [
+            {k: a[k] for k in ("input_ids", "attention_mask", "token_type_ids")} for a in arrays
+        ]
+        for idx, arr, (tok_logits, p_logits) in zip(
+            groups, arrays, run_each(self._session, feeds), strict=True
+        ):
             for row, wi in enumerate(idx):
                 w = windows[wi]
                 sent = arr["sentence_of"][row]
