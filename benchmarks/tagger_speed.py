@@ -9,6 +9,10 @@ alone (the floor: what the model costs), once one run after another and once two
 (``embed.onnx.run_each``, what ``prune`` does). Printed: seconds per question of each, and the
 ratios. ``--batch-size`` overrides the tagger's windows per run (default: one; 16 before issue
 34); ``--workers 1`` runs the tagger's windows one after another (before stop 40).
+
+``--guards N`` then times ``prune`` with the shipped file against a copy without its attention
+NaN guards (``embed.graph.drop_nan_guards``, what the training export now writes), N rounds
+alternating over the same questions, and checks that both keep the same sentences.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import argparse
 import json
 import time
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -50,6 +56,7 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=30)
     ap.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     ap.add_argument("--workers", type=int, default=onnx.RUN_WORKERS)
+    ap.add_argument("--guards", type=int, default=0, help="rounds of with/without NaN guards")
     args = ap.parse_args()
     onnx.RUN_WORKERS = args.workers
     rows = [json.loads(x) for x in (find_data_dir() / AMOR).open(encoding="utf-8")]
@@ -99,6 +106,42 @@ def main() -> None:
         f"(p50 {np.median(raw2):.3f})"
     )
     print(f"ratio: {w / f:.2f}x the sequential forward, {w / f2:.2f}x the in-flight one")
+    if args.guards:
+        pools = [
+            (r["question"], [(t, [s.strip() for s in ss if s.strip()]) for t, ss in r["context"]])
+            for r in rows[: args.questions]
+        ]
+        guards(tagger, pools, args.guards)
+
+
+def guards(shipped: OnnxTagger, pools: list[tuple[str, list[Passage]]], rounds: int) -> None:
+    """``prune`` with the shipped file and with a copy without NaN guards, alternating."""
+    import shutil
+    import tempfile
+
+    from ragsieve.embed.graph import drop_nan_guards
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "tagger"
+        shutil.copytree(shipped.model_dir, folder)
+        dropped = drop_nan_guards(folder / "model.onnx")
+        edited = OnnxTagger(folder, batch_size=shipped.batch_size)
+        taggers = {"shipped": shipped, "no guards": edited}
+        times: dict[str, list[float]] = {k: [] for k in taggers}
+        kept: dict[str, list[Any]] = {k: [] for k in taggers}
+        prune(edited, "warm up", [("t", ["One sentence."])])
+        for r in range(rounds):
+            for name in taggers if r % 2 == 0 else reversed(list(taggers)):
+                for q, pool in pools:
+                    t0 = time.perf_counter()
+                    out = prune(taggers[name], q, pool)
+                    times[name].append(time.perf_counter() - t0)
+                    if r < 2:
+                        kept[name].append([(k.passage, k.sentence) for k in out.kept])
+        same = kept["shipped"] == kept["no guards"]
+        print(f"{dropped} NaN guards dropped; {rounds} rounds alternating; same kept: {same}")
+        for name, ts in times.items():
+            print(f"{name}: p50 {np.median(ts):.3f} s, mean {np.mean(ts):.3f} s a question")
 
 
 if __name__ == "__main__":
