@@ -38,8 +38,9 @@ def cpu_session(model: Path | bytes, threads: int | None, what: str) -> Any:
         raise ConfigError(f"cannot load {what}{where}: {str(e).splitlines()[0]}") from e
 
 
-#: Feeds :func:`run_each` keeps in flight at once.
-RUN_WORKERS = 2
+#: Feeds :func:`run_each` keeps in flight at once: two (three or four were no faster on 2
+#: cores), one on a single core.
+RUN_WORKERS = 2 if (os.cpu_count() or 1) > 1 else 1
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
