@@ -60,6 +60,22 @@ def test_empty_and_batching(ce: OnnxCrossEncoder) -> None:
     np.testing.assert_array_equal(ce.score(q, texts), full)  # deterministic for the same call
 
 
+def test_a_pair_scores_the_same_alone_or_in_a_pool(ce: OnnxCrossEncoder) -> None:
+    """One pair a run (the default): a passage's score does not depend on the other passages
+    of its call, and the cached pairwise scorer (CARROT's) gives the same logits."""
+    q = "Which river flows through Vienna?"
+    texts = [f"Passage number {i} mentions the river Danube {'and more ' * i}" for i in range(9)]
+    texts.append("The Danube flows through Vienna, the capital of Austria.")
+    assert ce.batch_size == 1
+    pooled = ce.logits(q, texts)
+    alone = np.concatenate([ce.logits(q, [t]) for t in texts])
+    np.testing.assert_array_equal(pooled, alone)
+    pairwise, ran = ce.anchored(q, texts).logits(texts + texts[:2])
+    assert ran == len(texts)  # the repeated texts ran once
+    np.testing.assert_array_equal(pairwise[: len(texts)], pooled.astype(np.float64))
+    assert int(np.argmax(pooled)) == 9
+
+
 def test_int8_consistent_with_fp32_reference(ce: OnnxCrossEncoder) -> None:
     ref = json.loads((shipped_model_dir() / "reference_scores.json").read_text())
     pairs = [(r["query"], r["passage"]) for r in ref]
