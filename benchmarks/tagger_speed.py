@@ -65,12 +65,15 @@ def main() -> None:
     prune(rec, "warm up", [("t", ["One sentence."])])
     enc, sess = tagger._encoder, tagger._session  # the same objects inference uses
     assert enc is not None
+    pools = [
+        (r["question"], [(t, [s.strip() for s in ss if s.strip()]) for t, ss in r["context"]])
+        for r in rows[: args.questions]
+    ]
     whole, raw, raw2, tokens = [], [], [], 0
-    for r in rows[: args.questions]:
-        pool = [(t, [s.strip() for s in ss if s.strip()]) for t, ss in r["context"]]
+    for question, pool in pools:
         rec.calls.clear()
         t0 = time.perf_counter()
-        prune(rec, r["question"], pool)
+        prune(rec, question, pool)
         whole.append(time.perf_counter() - t0)
         windows = [w for q, ps in rec.calls for w in enc.windows(q, ps)]
         tokens += sum(len(w.ids) for w in windows)
@@ -107,10 +110,6 @@ def main() -> None:
     )
     print(f"ratio: {w / f:.2f}x the sequential forward, {w / f2:.2f}x the in-flight one")
     if args.guards:
-        pools = [
-            (r["question"], [(t, [s.strip() for s in ss if s.strip()]) for t, ss in r["context"]])
-            for r in rows[: args.questions]
-        ]
         guards(tagger, pools, args.guards)
 
 

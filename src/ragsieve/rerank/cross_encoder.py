@@ -131,11 +131,15 @@ class OnnxCrossEncoder:
 
     def logits_pairs(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         """Raw relevance logits for ``(query, passage)`` pairs, in input order."""
+        return self._logits(pairs, self.batch_size)
+
+    def _logits(self, pairs: list[tuple[str, str]], batch_size: int) -> np.ndarray:
+        """:meth:`logits_pairs` in runs of ``batch_size`` pairs (length-sorted), two in flight."""
         if not pairs:
             return np.zeros(0, dtype=np.float32)
         self._load()
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-        groups = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        groups = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
         feeds = []
         for idx in groups:
             feed = encode_pairs(self._tokenizer, [pairs[i] for i in idx])
@@ -179,13 +183,9 @@ class PairwiseLogits:
         ce._load()
         keys = [tuple(ce._tokenizer.encode(self.query, t).ids) for t in texts]
         todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in self.cache}
-        if todo:  # one pair a run whatever the encoder's batch size, two in flight
-            feeds = []
-            for t in todo.values():
-                feed = encode_pairs(ce._tokenizer, [(self.query, t)])
-                feeds.append({k: v for k, v in feed.items() if k in ce._inputs})
-            for key, (logit,) in zip(todo, run_each(ce._session, feeds), strict=True):
-                self.cache[key] = float(np.asarray(logit).reshape(-1)[0])
+        # one pair a run whatever the encoder's batch size
+        new = ce._logits([(self.query, t) for t in todo.values()], 1)
+        self.cache.update(zip(todo, (float(z) for z in new), strict=True))
         return np.asarray([self.cache[k] for k in keys], dtype=np.float64), len(todo)
 
     def score(self, texts: list[str]) -> tuple[np.ndarray, int]:
