@@ -258,7 +258,7 @@ class MiniLMOnnxEmbedder:
             for (idx, _, mask), (hidden,) in zip(batches, runs, strict=True):
                 yield idx, hidden, mask
             return
-        for idx, ids, mask in batches:  # one batch in memory at a time (index builds)
+        for idx, ids, mask in batches:  # one batch's hidden states at a time (index builds)
             (hidden,) = self._sess.run(out, feed(ids, mask))
             yield idx, hidden, mask
 
