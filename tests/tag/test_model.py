@@ -85,3 +85,13 @@ def test_empty_input_and_missing_model(tmp_path) -> None:
         OnnxTagger(tmp_path).tag("q", [("", ["a sentence."])])
     with pytest.raises(ConfigError, match="variant"):
         OnnxTagger(variant="fp16")
+
+
+def test_pooled_states_come_with_the_same_tags(tagger: OnnxTagger) -> None:
+    pooled = OnnxTagger(pooled=True)
+    passages = [("Rosetta Stone", ROSETTA), ("", ["## Bees", *BEES])]
+    a, b = tagger.tag(QUESTION, passages), pooled.tag(QUESTION, passages)
+    for x, y in zip(a, b, strict=True):
+        assert np.array_equal(x.probs, y.probs) and x.relevance == y.relevance
+        assert x.pooled is None and y.pooled is not None and y.pooled.shape == (384,)
+    assert not np.allclose(b[0].pooled, b[1].pooled)

@@ -127,3 +127,24 @@ def test_the_second_reading_counts_only_where_it_finds_the_passage_relevant(
         else:
             assert np.allclose(two.tagged[i].probs, np.maximum(first[i].probs, t.probs))
     assert hop["gated"] == sum(1 for t in second if t.relevance < 0.05)
+
+
+def test_readings_keep_the_raw_second_readings(tagger: OnnxTagger) -> None:
+    from ragsieve.data import find_data_dir
+    from ragsieve.tag.fit_stack import dev_pools
+    from ragsieve.tag.prune import readings
+
+    q = dev_pools(find_data_dir(), squad=1, limit=1)["hotpot"][0]
+    passages = [(t, s) for t, s, _ in q["pool"]]
+    r = readings(tagger, q["question"], passages)
+    assert r.bridge is not None and r.second[r.bridge] is None
+    others = [i for i in range(len(passages)) if i != r.bridge]
+    again = tagger.tag(
+        f"{q['question']} {r.trace['hop']['query_added']}", [passages[i] for i in others]
+    )
+    for i, t in zip(others, again, strict=True):  # ungated: the gate acts on merged only
+        second = r.second[i]
+        assert second is not None and np.array_equal(second.probs, t.probs)
+        assert second.relevance == t.relevance
+    one = readings(tagger, q["question"], passages, hops=1)
+    assert one.second == (None,) * len(passages)

@@ -205,6 +205,19 @@ def hotpot_dev_questions(data_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
+def hotpot_train_questions(data_dir: Path) -> list[dict[str, Any]]:
+    """The HotpotQA distractor-format questions training reads (every one outside the dev
+    ranges), for fits on the tagger's own training questions (``ragsieve.tag.fit_head``)."""
+    out = []
+    for rel, dev_range in (
+        (HOTPOT_DISTRACTOR, HOTPOT_DEV_QUESTIONS),
+        (HOTPOT_DISTRACTOR_495, HOTPOT_495_DEV_QUESTIONS),
+    ):
+        rows = read_training_json(data_dir / rel)
+        out += [r for i, r in enumerate(rows) if i not in dev_range]
+    return out
+
+
 def hotpot_evidence(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
     """Gold sentences of a question plus two to four other questions' gold sentences."""
     dev_q = {_norm(r["question"]) for r in hotpot_dev_questions(data_dir)}

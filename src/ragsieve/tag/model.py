@@ -45,6 +45,9 @@ class Tagged:
 
     probs: np.ndarray
     relevance: float
+    #: The passage head's input (the mean-pooled last hidden state) of the window that gave
+    #: ``relevance``; only from a tagger built with ``pooled=True`` (refitting the head).
+    pooled: np.ndarray | None = None
 
     def kept(self, threshold: float) -> list[int]:
         return [i for i, p in enumerate(self.probs) if p >= threshold]
@@ -83,7 +86,9 @@ DEFAULT_BATCH_SIZE = 1
 class OnnxTagger:
     """Evidence tagger on onnxruntime (CPU). ``model_dir`` defaults to the packaged model;
     ``variant`` picks ``model.onnx`` (int8) or ``model_fp32.onnx`` (a training folder);
-    ``batch_size`` is windows per model run (:data:`DEFAULT_BATCH_SIZE`)."""
+    ``batch_size`` is windows per model run (:data:`DEFAULT_BATCH_SIZE`); ``pooled`` also
+    returns each passage's pooled hidden state (:attr:`Tagged.pooled`), for
+    ``ragsieve.tag.fit_head``."""
 
     name = "tagger"
 
@@ -93,6 +98,7 @@ class OnnxTagger:
         variant: str = "int8",
         batch_size: int = DEFAULT_BATCH_SIZE,
         threads: int | None = None,
+        pooled: bool = False,
     ) -> None:
         if variant not in MODEL_FILES:
             raise ConfigError(f"unknown tagger variant {variant!r}: use int8 or fp32")
@@ -100,6 +106,8 @@ class OnnxTagger:
         self.variant = variant
         self.batch_size = batch_size
         self.threads = threads
+        self.pooled = pooled
+        self._outputs: list[str] | None = None
         self._lock = threading.Lock()
         self._session: Any = None
         self._encoder: PassageEncoder | None = None
@@ -143,7 +151,14 @@ class OnnxTagger:
                     )
             conf = self.model_dir / CONFIG_FILE
             self.config = json.loads(conf.read_text("utf-8")) if conf.is_file() else {}
-            session = cpu_session(model, self.threads, "tagger")
+            if self.pooled:
+                from ragsieve.tag.graph import with_pooled_output
+
+                graph, name = with_pooled_output(model)
+                session = cpu_session(graph, self.threads, "tagger")
+                self._outputs = ["token_logits", "passage_logit", name]
+            else:
+                session = cpu_session(model, self.threads, "tagger")
             max_length = int(self.config.get("max_length", DEFAULT_MAX_LENGTH))
             self._encoder = PassageEncoder(load_tokenizer(tok), max_length)
             self._stacker = load_stacker(self.model_dir)
@@ -167,21 +182,22 @@ class OnnxTagger:
         for (_, sents), b, t in zip(passages, body, tagged, strict=True):
             probs = np.zeros(len(sents), dtype=np.float64)
             probs[b] = t.probs
-            out.append(Tagged(probs, t.relevance))
+            out.append(Tagged(probs, t.relevance, t.pooled))
         return out
 
     def _tag(self, enc: PassageEncoder, question: str, passages: Sequence[Passage]) -> list[Tagged]:
         windows = enc.windows(question, passages)
         probs = [np.zeros(len(s), dtype=np.float64) for _, s in passages]
         rel = np.zeros(len(passages), dtype=np.float64)
+        pooled: list[np.ndarray | None] = [None] * len(passages)
         order = sorted(range(len(windows)), key=lambda i: len(windows[i].ids))
         groups = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
         arrays = [enc.batch([windows[i] for i in idx]) for idx in groups]
         feeds = [
             {k: a[k] for k in ("input_ids", "attention_mask", "token_type_ids")} for a in arrays
         ]
-        for idx, arr, (tok_logits, p_logits) in zip(
-            groups, arrays, run_each(self._session, feeds), strict=True
+        for idx, arr, (tok_logits, p_logits, *hidden) in zip(
+            groups, arrays, run_each(self._session, feeds, self._outputs), strict=True
         ):
             for row, wi in enumerate(idx):
                 w = windows[wi]
@@ -189,5 +205,8 @@ class OnnxTagger:
                 logits = np.asarray(tok_logits[row], dtype=np.float64)
                 for s in {int(x) for x in sent if x != NO_SENTENCE}:
                     probs[w.passage][s] = float(_sigmoid(logits[sent == s].mean()))
-                rel[w.passage] = max(rel[w.passage], float(_sigmoid(p_logits[row])))
-        return [Tagged(p, float(r)) for p, r in zip(probs, rel, strict=True)]
+                r = float(_sigmoid(p_logits[row]))
+                if hidden and (pooled[w.passage] is None or r > rel[w.passage]):
+                    pooled[w.passage] = np.asarray(hidden[0][row], dtype=np.float32)
+                rel[w.passage] = max(rel[w.passage], r)
+        return [Tagged(p, float(r), v) for p, r, v in zip(probs, rel, pooled, strict=True)]

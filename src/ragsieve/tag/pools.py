@@ -1,7 +1,8 @@
 """Question pools with sentence gold, and their metrics: what an operating point is chosen on.
 
 A pool is one question's ten passages as the tagger reads them (title, sentences, 0/1 gold per
-sentence) with its answers. Splits (nothing on ``test`` chose anything):
+sentence) with its answers. Splits (nothing on ``test`` chose anything; :func:`train_pools`
+holds questions training read):
 
 - **dev**: the HotpotQA train questions held out of training (:func:`hotpot_dev_questions`: 95
   questions, their 10 distractor-format paragraphs) and SQuAD v1.1 *train* questions of the
@@ -27,7 +28,12 @@ import numpy as np
 
 from ragsieve.data import read_training_json
 from ragsieve.metrics import answer_recall
-from ragsieve.tag.data import SQUAD_TRAIN, SQUAD_TRAIN_DEV_MOD, hotpot_dev_questions
+from ragsieve.tag.data import (
+    SQUAD_TRAIN,
+    SQUAD_TRAIN_DEV_MOD,
+    hotpot_dev_questions,
+    hotpot_train_questions,
+)
 from ragsieve.text import count_tokens, split_sentences
 
 AMOR = "hotpotqa/hotpot_dev_sample100_amor_withretrieval.jsonl"
@@ -89,6 +95,18 @@ def squad_dev_articles(data: Path) -> list[dict[str, Any]]:
     """SQuAD v1.1 train articles of the dev split (never read by training)."""
     arts = read_training_json(data / SQUAD_TRAIN)["data"]
     return [a for i, a in enumerate(arts) if i % 20 == SQUAD_TRAIN_DEV_MOD]
+
+
+def train_pools(data: Path, squad: int, seed: int = 23) -> dict[str, list[Pool]]:
+    """Pools of questions training read (for the passage head's refit, never for choosing a
+    threshold): every HotpotQA training question and ``squad`` SQuAD train questions of the
+    training articles, built as the dev pools are."""
+    arts = read_training_json(data / SQUAD_TRAIN)["data"]
+    arts = [a for i, a in enumerate(arts) if i % 20 != SQUAD_TRAIN_DEV_MOD]
+    return {
+        "hotpot": [hotpot_pool(o) for o in hotpot_train_questions(data)],
+        "squad": squad_pools(arts, squad, seed),
+    }
 
 
 def load_split(

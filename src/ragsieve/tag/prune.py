@@ -98,13 +98,14 @@ def _bridge_hop(
     tagged: list[Tagged],
     th: float,
     pth: float,
-) -> tuple[list[Tagged], dict[str, Any]]:
+) -> tuple[list[Tagged], dict[str, Any], tuple[Tagged | None, ...]]:
     """Second pass over the other passages with the question + the best passage's kept
     sentences. A second reading counts only if its passage relevance reaches ``pth``; then
-    each sentence and the passage keep the better of their two readings."""
+    each sentence and the passage keep the better of their two readings. Also returns every
+    raw second reading (None: the bridge, or no hop)."""
     with_kept = [i for i, t in enumerate(tagged) if t.relevance >= pth and t.kept(th)]
     if not with_kept or len(passages) < 2:
-        return tagged, {"hop": None}
+        return tagged, {"hop": None}, (None,) * len(passages)
     bridge = max(with_kept, key=lambda i: (tagged[i].relevance, float(tagged[i].probs.max())))
     sents = passages[bridge][1]
     joined = " ".join(str(sents[j]).strip() for j in tagged[bridge].kept(th))
@@ -118,17 +119,22 @@ def _bridge_hop(
             continue
         out[i] = Tagged(np.maximum(tagged[i].probs, t.probs), max(tagged[i].relevance, t.relevance))
     hop = {"bridge_passage": bridge, "query_added": joined, "passages": len(others)}
-    return out, {"hop": {**hop, "gated": gated}}
+    raw: list[Tagged | None] = [None] * len(passages)
+    for i, t in zip(others, second, strict=True):
+        raw[i] = t
+    return out, {"hop": {**hop, "gated": gated}}, tuple(raw)
 
 
 class Readings(NamedTuple):
     """What the stacker reads: the first reading, the better of both readings, the bridge
-    passage (None: no hop) and the hop's trace."""
+    passage (None: no hop) and the hop's trace; and the raw second readings (None: not read
+    again), which the passage head's refit learns from."""
 
     first: list[Tagged]
     merged: list[Tagged]
     bridge: int | None
     trace: dict[str, Any]
+    second: tuple[Tagged | None, ...] = ()
 
 
 def readings(tagger: Tagger, question: str, passages: Sequence[Passage], hops: int = 2) -> Readings:
@@ -137,11 +143,12 @@ def readings(tagger: Tagger, question: str, passages: Sequence[Passage], hops: i
     same dev quality (docs/tagger.md)."""
     first = tagger.tag(question, passages)
     if hops != 2:
-        return Readings(first, first, None, {})
-    merged, hop = _bridge_hop(
+        return Readings(first, first, None, {}, (None,) * len(first))
+    merged, hop, second = _bridge_hop(
         tagger, question, passages, first, tagger.threshold, tagger.passage_threshold
     )
-    return Readings(first, merged, hop["hop"]["bridge_passage"] if hop["hop"] else None, hop)
+    bridge = hop["hop"]["bridge_passage"] if hop["hop"] else None
+    return Readings(first, merged, bridge, hop, second)
 
 
 def operating_point(
@@ -201,7 +208,7 @@ def prune(
     else:
         tagged, hop = tagger.tag(question, passages), {}
         if hops == 2:
-            tagged, hop = _bridge_hop(tagger, question, passages, tagged, th, pth)
+            tagged, hop, _ = _bridge_hop(tagger, question, passages, tagged, th, pth)
     trace: dict[str, Any] = {
         "threshold": th,
         "passage_threshold": pth,
