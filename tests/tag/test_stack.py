@@ -54,7 +54,7 @@ def test_features_are_the_readings(
     tagger: OnnxTagger, hotpot: tuple[str, list[tuple[str, list[str]]]]
 ) -> None:
     question, passages = hotpot
-    first, merged, bridge, hop = readings(tagger, question, passages)
+    first, merged, bridge, hop, _ = readings(tagger, question, passages)
     assert bridge is not None and bridge == hop["hop"]["bridge_passage"]
     mats = features(first, merged, bridge)
     col = {name: i for i, name in enumerate(FEATURES)}
