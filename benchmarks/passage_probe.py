@@ -29,18 +29,11 @@ from typing import Any
 import numpy as np
 
 from ragsieve.data import find_data_dir
-from ragsieve.tag.fit_stack import BUDGET, FOLDS, HOTPOT_WEIGHT, curve, dev_pools
+from ragsieve.tag.fit_stack import BUDGET, curve, dev_pools, naive_means, out_of_fold
 from ragsieve.tag.model import OnnxTagger, Tagged
-from ragsieve.tag.pools import (
-    Pool,
-    choose_point,
-    dense_order,
-    mean,
-    naive,
-    train_pools,
-)
+from ragsieve.tag.pools import Pool, choose_point, train_pools
 from ragsieve.tag.prune import readings
-from ragsieve.tag.stack import features, fit_weights
+from ragsieve.tag.stack import features
 
 
 def read_pool(tagger: OnnxTagger, q: Pool) -> dict[str, Any]:
@@ -184,44 +177,24 @@ def probe_columns(r: dict[str, Any], probe: Any) -> np.ndarray:
 
 def stacker_rows(sets: dict[str, list[Pool]], dev: dict[str, list[dict]], probe: Any) -> None:
     """The stacker out-of-fold on the dev pools, with and without the probe columns."""
-    from ragsieve.embed import get_embedder
-
-    emb = get_embedder("minilm-onnx")
-    base = {
-        n: mean([naive(q, dense_order(q["question"], q["pool"], emb), BUDGET) for q in qs])
-        for n, qs in sets.items()
-    }
-    keys = [(n, i) for n in sets for i in range(len(sets[n]))]
-    fold = {k: j % FOLDS for j, k in enumerate(keys)}
-    weight = {n: HOTPOT_WEIGHT if n == "hotpot" else 1.0 for n in sets}
+    base = naive_means(sets, BUDGET)
     for label, with_probe in (
         ("stacker, 11 features (shipped)", False),
         ("+ 2 probe features", True),
     ):
-        xs = {
+        rows = {
             n: [
-                np.hstack([r["x"], probe_columns(r, probe)]) if with_probe else r["x"]
+                (
+                    np.hstack([r["x"], probe_columns(r, probe)]) if with_probe else r["x"],
+                    r["y"],
+                    r["where"],
+                    r["rel"],
+                )
                 for r in dev[n]
             ]
             for n in sets
         }
-        rows = {
-            n: [(xs[n][i], r["y"], r["where"], r["rel"]) for i, r in enumerate(dev[n])]
-            for n in sets
-        }
-        oof: dict[str, list[np.ndarray]] = {n: [np.zeros(0)] * len(sets[n]) for n in sets}
-        for f in range(FOLDS):
-            picked = [k for k in keys if fold[k] != f]
-            mu, sc, co, b = (
-                np.asarray(v)
-                for v in fit_weights(
-                    np.vstack([xs[n][i] for n, i in picked]),
-                    np.concatenate([dev[n][i]["y"] for n, i in picked]),
-                    np.concatenate([np.full(len(dev[n][i]["y"]), weight[n]) for n, i in picked]),
-                )
-            )
-            for n, i in (k for k in keys if fold[k] == f):
-                oof[n][i] = 1.0 / (1.0 + np.exp(-(((xs[n][i] - mu) / sc) @ co + b)))
+        oof = out_of_fold(rows)
         pts = curve(sets, rows, oof, BUDGET)
         th = choose_point(pts, {n: v["answer_recall"] for n, v in base.items()})
         for t in dict.fromkeys([th, "0.06", "0.09", "0.12", "0.15"]):

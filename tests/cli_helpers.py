@@ -9,10 +9,12 @@ import sys
 from typing import Any
 
 
-def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    """``python -m ragsieve.cli ARGS`` with text output captured."""
+def run(
+    *args: str, timeout: int = 300, module: str = "ragsieve.cli"
+) -> subprocess.CompletedProcess[str]:
+    """``python -m ragsieve.cli ARGS`` (or another ``module``) with text output captured."""
     return subprocess.run(
-        [sys.executable, "-m", "ragsieve.cli", *args],
+        [sys.executable, "-m", module, *args],
         capture_output=True,
         text=True,
         timeout=timeout,

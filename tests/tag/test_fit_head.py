@@ -5,13 +5,11 @@ probability), and its bad input."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_helpers import assert_one_line_error
+from cli_helpers import assert_one_line_error, run
 from tagger_helpers import PASSAGES, QUESTION
 
 from ragsieve.data import find_data_dir
@@ -86,11 +84,6 @@ def test_bad_input_is_one_line_and_keeps_the_folder(
     ]
     if "--out" not in argv:
         argv += ["--out", str(out)]
-    p = subprocess.run(
-        [sys.executable, "-m", "ragsieve.tag.fit_head", *argv],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    p = run(*argv, module="ragsieve.tag.fit_head")
     assert_one_line_error(p, 2, fragment)
     assert (out / "keep").read_text() == "x"

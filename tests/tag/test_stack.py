@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_helpers import assert_one_line_error
+from cli_helpers import assert_one_line_error, run
 from tagger_helpers import PASSAGES, QUESTION, TEMPLE
 
 from ragsieve.data import find_data_dir
@@ -175,11 +173,6 @@ def test_fit_stack_bad_input_is_one_line_and_keeps_the_stacker(
     kept = (shipped_model_dir() / STACK_FILE).read_bytes()
     (tmp_path / STACK_FILE).write_bytes(kept)
     argv = [a.replace("{tmp}", str(tmp_path)) for a in args] + ["--out", str(tmp_path)]
-    p = subprocess.run(
-        [sys.executable, "-m", "ragsieve.tag.fit_stack", *argv],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    p = run(*argv, module="ragsieve.tag.fit_stack")
     assert_one_line_error(p, 2, fragment)
     assert (tmp_path / STACK_FILE).read_bytes() == kept

@@ -73,19 +73,25 @@ def int8_activation_graph(model: Path, int8_activations: bool = True) -> bytes:
         nodes.append(n)
     if int8_activations and not quantised:
         raise ConfigError(f"{model} has no int8-weight MatMul to run with int8 activations")
-    outputs = {o.name for o in g.output}
-    while True:  # the weights' Cast and Mul now feed nothing: drop them (and their fp32 copies)
-        used = outputs | {i for n in nodes for i in n.input}
-        live = [n for n in nodes if any(o in used for o in n.output)]
-        if len(live) == len(nodes):
-            break
-        nodes = live
+    # the weights' Cast and Mul now feed nothing: drop them (and their fp32 copies)
+    nodes = live_nodes(nodes, {o.name for o in g.output})
     del g.node[:]
     g.node.extend(nodes)
     g.initializer.extend(scales.values())
     if not any(o.domain == "com.microsoft" for o in m.opset_import):
         m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return bytes(m.SerializeToString())
+
+
+def live_nodes(nodes: list[Any], outputs: set[str]) -> list[Any]:
+    """``nodes`` without those whose outputs feed neither another kept node nor a graph output
+    (repeated until none is left), in their order: what a rewrite leaves dead."""
+    while True:
+        used = outputs | {i for n in nodes for i in n.input}
+        live = [n for n in nodes if any(o in used for o in n.output)]
+        if len(live) == len(nodes):
+            return nodes
+        nodes = live
 
 
 def _drop_nan_guards(g: Any) -> int:

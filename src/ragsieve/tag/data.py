@@ -193,29 +193,28 @@ def hotpot_distractor(data_dir: Path, n: int, rng: random.Random) -> list[Exampl
     return out
 
 
-def hotpot_dev_questions(data_dir: Path) -> list[dict[str, Any]]:
-    """The HotpotQA dev questions in distractor format (for pipeline-level dev runs)."""
+def _hotpot_split(data_dir: Path, dev: bool) -> list[dict[str, Any]]:
+    """Both distractor-format files' questions inside (``dev``) or outside their dev ranges,
+    in file order."""
     out = []
     for rel, dev_range in (
         (HOTPOT_DISTRACTOR, HOTPOT_DEV_QUESTIONS),
         (HOTPOT_DISTRACTOR_495, HOTPOT_495_DEV_QUESTIONS),
     ):
         rows = read_training_json(data_dir / rel)
-        out += [rows[i] for i in dev_range if i < len(rows)]
+        out += [r for i, r in enumerate(rows) if (i in dev_range) == dev]
     return out
+
+
+def hotpot_dev_questions(data_dir: Path) -> list[dict[str, Any]]:
+    """The HotpotQA dev questions in distractor format (for pipeline-level dev runs)."""
+    return _hotpot_split(data_dir, dev=True)
 
 
 def hotpot_train_questions(data_dir: Path) -> list[dict[str, Any]]:
     """The HotpotQA distractor-format questions training reads (every one outside the dev
     ranges), for fits on the tagger's own training questions (``ragsieve.tag.fit_head``)."""
-    out = []
-    for rel, dev_range in (
-        (HOTPOT_DISTRACTOR, HOTPOT_DEV_QUESTIONS),
-        (HOTPOT_DISTRACTOR_495, HOTPOT_495_DEV_QUESTIONS),
-    ):
-        rows = read_training_json(data_dir / rel)
-        out += [r for i, r in enumerate(rows) if i not in dev_range]
-    return out
+    return _hotpot_split(data_dir, dev=False)
 
 
 def hotpot_evidence(data_dir: Path, n: int, rng: random.Random) -> list[Example]:

@@ -27,20 +27,20 @@ read.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
 from ragsieve.data import find_data_dir
-from ragsieve.errors import ConfigError, InputError, RagsieveError
+from ragsieve.errors import ConfigError, InputError
 from ragsieve.tag.model import CONFIG_FILE, MODEL_FILES, OnnxTagger
+from ragsieve.tag.module_cli import OneLineParser, check_positive, run_main
 from ragsieve.tag.pools import Pool, train_pools
 from ragsieve.tag.prune import readings
 from ragsieve.tag.stack import STACK_FILE
@@ -188,30 +188,17 @@ def card_section(report: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Refit and write; a bad option or folder is one line on stderr and a non-zero exit."""
-    try:
-        _run(argv)
-    except RagsieveError as exc:
-        print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return exc.exit_code
-    return 0
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise InputError(f"{message} (see 'python -m ragsieve.tag.fit_head --help')")
+    return run_main(_run, argv)
 
 
 def _run(argv: Sequence[str] | None) -> None:
-    ap = _Parser(description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="python -m ragsieve.tag.fit_head", description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, default=None, help="tagger folder (default: shipped)")
     ap.add_argument("--out", type=Path, required=True, help="where the new folder goes")
     ap.add_argument("--squad", type=int, default=300, help="SQuAD train questions")
     ap.add_argument("--limit", type=int, default=None, help="at most N questions per set")
     args = ap.parse_args(argv)
-    for name in ("squad", "limit"):
-        v = getattr(args, name)
-        if v is not None and v < 1:
-            raise InputError(f"--{name} must be a positive integer, got {v}")
+    check_positive(args, "squad", "limit")
     t0 = time.perf_counter()
     tagger = OnnxTagger(args.model, pooled=True)
     old_pth = tagger.passage_threshold  # loads the model: a bad folder fails before the data

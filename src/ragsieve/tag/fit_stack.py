@@ -16,19 +16,18 @@ cross-validated curve. No test question is read. About 8 minutes on 2 cores.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
 from ragsieve.data import find_data_dir
-from ragsieve.errors import InputError, RagsieveError
 from ragsieve.tag.model import OnnxTagger
+from ragsieve.tag.module_cli import OneLineParser, check_positive, run_main
 from ragsieve.tag.pools import (
     TOLERANCE,
     Pool,
@@ -40,7 +39,7 @@ from ragsieve.tag.pools import (
     naive,
 )
 from ragsieve.tag.prune import Tagger, readings
-from ragsieve.tag.stack import Stacker, features, fit_weights
+from ragsieve.tag.stack import Stacker, features, fit_weights, logistic
 
 GRID = tuple(round(x, 2) for x in np.arange(0.02, 0.51, 0.01))
 #: The open operating point's grid (no budget): naive then sends the whole pool, and matching
@@ -120,6 +119,43 @@ def _key(c: float) -> str:
     return f"{c:.2f}" if round(c, 2) == c else f"{c:g}"
 
 
+def naive_means(sets: dict[str, list[Pool]], budget: int | None) -> dict[str, dict[str, float]]:
+    """Naive's mean metrics per set: each pool's passages in dense (MiniLM) order, whole,
+    within ``budget``; the reference the operating-point rule holds answer recall to."""
+    from ragsieve.embed import get_embedder
+
+    embed = get_embedder("minilm-onnx")
+    return {
+        n: mean([naive(q, dense_order(q["question"], q["pool"], embed), budget) for q in qs])
+        for n, qs in sets.items()
+    }
+
+
+def _fit_on(rows: dict[str, list[Rows]], picked: list[tuple[str, int]]) -> tuple[Any, ...]:
+    """:func:`~ragsieve.tag.stack.fit_weights` on the ``picked`` questions' rows, HotpotQA's
+    weighted :data:`HOTPOT_WEIGHT`."""
+    x = np.vstack([rows[n][i][0] for n, i in picked])
+    y = np.concatenate([rows[n][i][1] for n, i in picked])
+    w = np.concatenate(
+        [np.full(len(rows[n][i][1]), HOTPOT_WEIGHT if n == "hotpot" else 1.0) for n, i in picked]
+    )
+    return fit_weights(x, y, w)
+
+
+def out_of_fold(rows: dict[str, list[Rows]], folds: int = FOLDS) -> dict[str, list[np.ndarray]]:
+    """Every question's keep probabilities from weights fitted on the other folds (questions
+    dealt round-robin over the sets in order). Any number of feature columns: the benchmarks
+    compare candidate features with it."""
+    keys = [(n, i) for n in rows for i in range(len(rows[n]))]
+    fold = {k: j % folds for j, k in enumerate(keys)}
+    oof: dict[str, list[np.ndarray]] = {n: [np.zeros(0)] * len(qs) for n, qs in rows.items()}
+    for f in range(folds):
+        weights = _fit_on(rows, [k for k in keys if fold[k] != f])
+        for n, i in (k for k in keys if fold[k] == f):
+            oof[n][i] = logistic([rows[n][i][0]], *weights)[0]
+    return oof
+
+
 def fit_stack(
     tagger: Tagger,
     sets: dict[str, list[Pool]],
@@ -130,32 +166,11 @@ def fit_stack(
 ) -> tuple[Stacker, dict[str, Any]]:
     """The stacker fitted on every pool of ``sets`` and its cross-validated threshold, with a
     report (naive, the out-of-fold curve, the chosen point)."""
-    from ragsieve.embed import get_embedder
-
     t0 = time.perf_counter()
     rows = {n: [question_rows(tagger, q) for q in qs] for n, qs in sets.items()}
     log(f"tagged {sum(map(len, sets.values()))} dev questions in {time.perf_counter() - t0:.0f}s")
-    embed = get_embedder("minilm-onnx")
-    base = {
-        n: mean([naive(q, dense_order(q["question"], q["pool"], embed), budget) for q in qs])
-        for n, qs in sets.items()
-    }
-    keys = [(n, i) for n in sets for i in range(len(sets[n]))]
-    fold = {k: j % folds for j, k in enumerate(keys)}
-    weight = {n: HOTPOT_WEIGHT if n == "hotpot" else 1.0 for n in sets}
-
-    def fit_on(picked: list[tuple[str, int]]) -> tuple[Any, ...]:
-        x = np.vstack([rows[n][i][0] for n, i in picked])
-        y = np.concatenate([rows[n][i][1] for n, i in picked])
-        w = np.concatenate([np.full(len(rows[n][i][1]), weight[n]) for n, i in picked])
-        return fit_weights(x, y, w)
-
-    oof: dict[str, list[np.ndarray]] = {n: [np.zeros(0)] * len(qs) for n, qs in sets.items()}
-    for f in range(folds):
-        w = fit_on([k for k in keys if fold[k] != f])
-        st = Stacker(*w, threshold=0.5)
-        for n, i in (k for k in keys if fold[k] == f):
-            oof[n][i] = st.probs([rows[n][i][0]])[0]
+    base = naive_means(sets, budget)
+    oof = out_of_fold(rows, folds)
     points = curve(sets, rows, oof, budget)
     th = float(choose_point(points, {n: b["answer_recall"] for n, b in base.items()}, tolerance))
     # The open point: no budget, against naive's whole pool, by the same rule.
@@ -165,8 +180,9 @@ def fit_stack(
     open_points = curve(sets, rows, oof, None, OPEN_GRID)
     reference = open_reference(open_points, open_base)
     open_th = float(choose_point(open_points, reference, tolerance))
+    keys = [(n, i) for n in rows for i in range(len(rows[n]))]
     stacker = Stacker(
-        *fit_on(keys), threshold=th, passage_threshold=PASSAGE_FLOOR, open_threshold=open_th
+        *_fit_on(rows, keys), threshold=th, passage_threshold=PASSAGE_FLOOR, open_threshold=open_th
     )
     report = {
         "budget": budget,
@@ -195,24 +211,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Fit and save; a bad option, model folder or data folder is one line on stderr and a
     non-zero exit, with any stack.json already there left as it was (it is replaced whole,
     at the end)."""
-    try:
-        _fit_and_save(argv)
-    except RagsieveError as exc:
-        print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return exc.exit_code
-    return 0
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are an :class:`InputError` (one line, exit 2), not usage
-    text and a second line."""
-
-    def error(self, message: str) -> NoReturn:
-        raise InputError(f"{message} (see 'python -m ragsieve.tag.fit_stack --help')")
+    return run_main(_fit_and_save, argv)
 
 
 def _fit_and_save(argv: Sequence[str] | None) -> None:
-    ap = _Parser(description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(
+        prog="python -m ragsieve.tag.fit_stack", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--model", type=Path, default=None, help="tagger folder (default: shipped)")
     ap.add_argument(
         "--out", type=Path, default=None, help="where stack.json goes (default: --model)"
@@ -221,10 +226,7 @@ def _fit_and_save(argv: Sequence[str] | None) -> None:
     ap.add_argument("--limit", type=int, default=None, help="at most N questions per set")
     ap.add_argument("--budget", type=int, default=BUDGET)
     args = ap.parse_args(argv)
-    for name in ("squad", "limit", "budget"):
-        v = getattr(args, name)
-        if v is not None and v < 1:
-            raise InputError(f"--{name} must be a positive integer, got {v}")
+    check_positive(args, "squad", "limit", "budget")
     tagger = OnnxTagger(args.model)
     tagger.threshold  # noqa: B018 -- loads the model now: a bad folder fails before the data is read
     sets = dev_pools(find_data_dir(), args.squad, limit=args.limit)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ragsieve.embed.graph import live_nodes
 from ragsieve.errors import ConfigError
 
 PASSAGE_OUTPUT = "passage_logit"
@@ -71,13 +72,7 @@ def replace_passage_head(model: Path, out: Path, weight: np.ndarray, bias: float
     nodes = [n for n in g.node if head_out not in n.output]
     at = next(i for i, n in enumerate(nodes) if n is squeeze)
     nodes[at:at] = new
-    outputs = {o.name for o in g.output}
-    while True:  # the old head's nodes now feed nothing: drop them
-        used = outputs | {i for n in nodes for i in n.input}
-        live = [n for n in nodes if any(o in used for o in n.output)]
-        if len(live) == len(nodes):
-            break
-        nodes = live
+    nodes = live_nodes(nodes, {o.name for o in g.output})  # the old head's nodes feed nothing
     del g.node[:]
     g.node.extend(nodes)
     used = {i for n in nodes for i in n.input}

@@ -91,21 +91,20 @@ def squad_pools(articles: list[dict[str, Any]], n: int, seed: int) -> list[Pool]
     return out
 
 
-def squad_dev_articles(data: Path) -> list[dict[str, Any]]:
-    """SQuAD v1.1 train articles of the dev split (never read by training)."""
+def squad_train_articles(data: Path, dev: bool) -> list[dict[str, Any]]:
+    """SQuAD v1.1 train articles of the dev split (``dev``: never read by training), or the
+    others, which training reads."""
     arts = read_training_json(data / SQUAD_TRAIN)["data"]
-    return [a for i, a in enumerate(arts) if i % 20 == SQUAD_TRAIN_DEV_MOD]
+    return [a for i, a in enumerate(arts) if (i % 20 == SQUAD_TRAIN_DEV_MOD) == dev]
 
 
 def train_pools(data: Path, squad: int, seed: int = 23) -> dict[str, list[Pool]]:
     """Pools of questions training read (for the passage head's refit, never for choosing a
     threshold): every HotpotQA training question and ``squad`` SQuAD train questions of the
     training articles, built as the dev pools are."""
-    arts = read_training_json(data / SQUAD_TRAIN)["data"]
-    arts = [a for i, a in enumerate(arts) if i % 20 != SQUAD_TRAIN_DEV_MOD]
     return {
         "hotpot": [hotpot_pool(o) for o in hotpot_train_questions(data)],
-        "squad": squad_pools(arts, squad, seed),
+        "squad": squad_pools(squad_train_articles(data, dev=False), squad, seed),
     }
 
 
@@ -116,7 +115,7 @@ def load_split(
     questions drawn with ``seed`` (``limit``: at most that many of each)."""
     if split == "dev":
         hot = [hotpot_pool(o) for o in hotpot_dev_questions(data)]
-        sq = squad_pools(squad_dev_articles(data), squad, seed)
+        sq = squad_pools(squad_train_articles(data, dev=True), squad, seed)
     else:
         rows = [json.loads(x) for x in (data / AMOR).open(encoding="utf-8") if x.strip()]
         hot = [hotpot_pool({**r, "context": r.get("context") or r.get("contexts")}) for r in rows]

@@ -147,14 +147,7 @@ class Stacker:
 
     def probs(self, rows: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Keep probabilities for :func:`features`' matrices."""
-        mean, scale, coef = (
-            np.asarray(v, dtype=np.float64) for v in (self.mean, self.scale, self.coef)
-        )
-        out = []
-        for x in rows:
-            z = ((x - mean) / scale) @ coef + self.intercept if len(x) else np.zeros(0)
-            out.append(1.0 / (1.0 + np.exp(-z)))
-        return out
+        return logistic(rows, self.mean, self.scale, self.coef, self.intercept)
 
     def keep_probs(
         self, first: Sequence[Tagged], merged: Sequence[Tagged], bridge: int | None
@@ -200,6 +193,23 @@ def load_stacker(model_dir: Path) -> Stacker | None:
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
     return Stacker.from_dict(data)
+
+
+def logistic(
+    rows: Sequence[np.ndarray],
+    mean: Sequence[float],
+    scale: Sequence[float],
+    coef: Sequence[float],
+    intercept: float,
+) -> list[np.ndarray]:
+    """Probabilities of standardised logistic-regression weights (:func:`fit_weights`'
+    output) for each matrix of ``rows``: the stacker's, or a candidate's with other columns."""
+    m, sc, co = (np.asarray(v, dtype=np.float64) for v in (mean, scale, coef))
+    out = []
+    for x in rows:
+        z = ((x - m) / sc) @ co + intercept if len(x) else np.zeros(0)
+        out.append(1.0 / (1.0 + np.exp(-z)))
+    return out
 
 
 def fit_weights(
