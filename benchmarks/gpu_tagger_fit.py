@@ -21,6 +21,7 @@ spec = importlib.util.spec_from_file_location(
 assert spec is not None
 sys.modules["ragsieve"] = importlib.util.module_from_spec(spec)
 
+from ragsieve.tag.module_cli import run_main  # noqa: E402
 from ragsieve.tag.train import main  # noqa: E402
 
-main(sys.argv[1:])
+sys.exit(run_main(main, sys.argv[1:]))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import assert_one_line_error, run
 
 from ragsieve.data import sha256_file
 from ragsieve.tag.data import (
@@ -302,3 +303,68 @@ def test_a_fit_json_from_before_the_harness_still_exports() -> None:
     assert cfg.batch_size == 4 and opts == DEFAULT_RUN
     with pytest.raises(ConfigError, match="unknown tagger training option"):
         split_config({**recipe, "learning_rate": 1e-4})
+
+
+def test_set_values_are_json_or_plain_words() -> None:
+    """``--set teacher=none`` is the word (stop 41's GPU plan wrote it so, and ``json.loads``
+    alone raised a traceback on it); numbers, booleans and lists stay JSON."""
+    from ragsieve.errors import InputError
+    from ragsieve.tag.train import parse_sets
+
+    got = parse_sets(["teacher=none", "epochs=2", "lr=1e-4", 'leave_out=["qed"]', "x=true"])
+    assert got == {"teacher": "none", "epochs": 2, "lr": 1e-4, "leave_out": ["qed"], "x": True}
+    for bad in ("epochs", "=2"):
+        with pytest.raises(InputError, match="expected KEY=VALUE"):
+            parse_sets([bad])
+
+
+def test_the_gpu_steps_fit_a_plain_word_option_and_refuse_bad_input_in_one_line(
+    tmp_path: Path, examples: list[Example]
+) -> None:
+    """``python -m ragsieve.tag.train fit`` as a GPU lease runs it (here on the CPU, a few
+    real examples): ``--set teacher=none`` reaches the recipe the weights record; every bad
+    input is one line and exit 2 before any data is read, and leaves ``--out`` unwritten."""
+    from ragsieve.tag.train import load_weights
+
+    path = tmp_path / "examples.jsonl.xz"
+    save_examples(path, [e for e in examples if e.split == "train"][:24])
+    out = tmp_path / "fit"
+    small = ["--set", "batch_size=8", "--set", "max_length=96", "--set", "epochs=1"]
+    tag_train = "ragsieve.tag.train"
+    p = run(
+        "fit",
+        "--examples",
+        str(path),
+        "--out",
+        str(out),
+        "--set",
+        "teacher=none",
+        *small,
+        module=tag_train,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    fitted = json.loads((out / "fit.json").read_text("utf-8"))
+    assert fitted["config"]["teacher"] == "none" and fitted["finished"]
+    assert "teacher logits" not in p.stdout  # no teacher is read when there is none
+    assert load_weights(out).passage_head.weight.shape[-1] == 384
+
+    bad = tmp_path / "bad"
+    cases = [
+        (["fit", "--examples", str(path), "--set", "teacher=nonsense"], "teacher must be"),
+        (["fit", "--examples", str(path), "--set", "bogus=1"], "unknown tagger training"),
+        (["fit", "--examples", str(path), "--set", "epochs"], "expected KEY=VALUE"),
+        (["fit"], "fit needs --examples"),
+        (["fit", "--examples", str(tmp_path / "none.xz")], "not a file"),
+        (["fit", "--examples", str(path), "--time-limit", "0"], "--time-limit must be"),
+        (["export", "--weights", str(out), "--examples", str(path)], "export needs --data"),
+        (
+            ["operating-point", "--threshold", "0.3", "--passage-threshold", "0.3"],
+            "not a trained tagger's folder",
+        ),
+        (["prepare", "--data", str(tmp_path / "nowhere")], "not a folder"),
+        (["train"], "invalid choice"),
+    ]
+    for argv, fragment in cases:
+        assert_one_line_error(run(*argv, "--out", str(bad), module=tag_train), 2, fragment)
+        assert not bad.exists(), argv

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
@@ -49,6 +50,7 @@ from ragsieve.tag.data import (
     vary_lengths,
 )
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
+from ragsieve.tag.module_cli import OneLineParser, run_main
 from ragsieve.training import (
     Loop,
     RunOptions,
@@ -393,17 +395,23 @@ def teacher_logits(
 
 def _initial_net(cfg: TaggerTrainConfig) -> Any:
     """The network a run starts from (``cfg.init``), the recipe's options checked."""
-    if cfg.teacher not in ("reranker", "none"):
-        raise ConfigError(f"teacher must be reranker or none, got {cfg.teacher!r}")
+    check_recipe(cfg)
     if cfg.init == "reranker":
         net = build_net()
         missing, _ = net.load_state_dict(reranker_weights(), strict=False)
         if [k for k in missing if not k.startswith("token_head.")]:
             raise ConfigError(f"reranker weights do not cover {missing}")
         return net
-    if cfg.init == "minilm":
-        return build_net(base_model_path())
-    raise ConfigError(f"init must be reranker or minilm, got {cfg.init!r}")
+    return build_net(base_model_path())
+
+
+def check_recipe(cfg: TaggerTrainConfig) -> None:
+    """The recipe's word-valued options are known ones (a one-line error before any data is
+    read, not after minutes of tokenising on a lent GPU)."""
+    if cfg.teacher not in ("reranker", "none"):
+        raise ConfigError(f"teacher must be reranker or none, got {cfg.teacher!r}")
+    if cfg.init not in ("reranker", "minilm"):
+        raise ConfigError(f"init must be reranker or minilm, got {cfg.init!r}")
 
 
 def train_net(
@@ -695,6 +703,7 @@ def train(
     """Build the data, train (or resume), export fp32 + int8 ONNX, score the dev split and
     write the config and the model card."""
     cfg = cfg or TaggerTrainConfig()
+    check_recipe(cfg)
     require_onnx("train-tagger")  # first: a missing exporter must not cost a 30-minute run
     torch_device(opts.device)
     train_ex, dev, hashes = prepare(data_dir, cfg, log, opts)
@@ -738,6 +747,47 @@ def _fit_record(fitted: dict[str, Any], opts: RunOptions, hashes: dict[str, str]
     return record
 
 
+def parse_sets(pairs: list[str]) -> dict[str, Any]:
+    """``--set KEY=VALUE`` pairs as config values: JSON where the value parses (``2``,
+    ``1e-4``, ``true``, ``["squad_train"]``), else the plain word (``teacher=none``), as
+    Hydra-style overrides read; a pair without ``=`` is a one-line error."""
+    out: dict[str, Any] = {}
+    for kv in pairs:
+        key, sep, value = kv.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--set {kv!r}: expected KEY=VALUE")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
+
+
+#: The inputs each step reads, and what they must be.
+STEP_INPUTS = {
+    "prepare": (("data", "a folder"),),
+    "fit": (("examples", "a file"),),
+    "export": (("weights", "a folder"), ("examples", "a file"), ("data", "a folder")),
+    "operating-point": (("out", "a trained tagger's folder"),),
+}
+
+
+def _check_step_inputs(args: Any) -> None:
+    """Every input the step reads is given and exists (one line, before any long part)."""
+    for name, kind in STEP_INPUTS.get(args.step, ()):
+        path = getattr(args, name)
+        if path is None:
+            raise InputError(f"{args.step} needs --{name}")
+        if kind == "a file":
+            ok = path.is_file()
+        elif kind == "a folder":
+            ok = path.is_dir()
+        else:
+            ok = all((path / f).is_file() for f in ("tagger_config.json", "training_info.json"))
+        if not ok:
+            raise InputError(f"--{name} {path}: not {kind}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """The three steps of a run on another machine (a GPU lease gets the repository only):
 
@@ -745,11 +795,10 @@ def main(argv: list[str] | None = None) -> None:
     with their data hashes beside them; ``fit --examples FILE --out DIR --device cuda``: the
     network, saved as fp16 weight parts, and ``fit.json`` (its stats, recipe and run options);
     ``export --weights DIR --examples FILE --data DIR --out DIR``: ONNX, dev metrics and the
-    model card, here. ``--set KEY=VALUE`` (a JSON value) sets a recipe field of
-    :class:`TaggerTrainConfig` or a run option (``seed``, ``threads``, ...)."""
-    import argparse
-
-    ap = argparse.ArgumentParser(prog="python -m ragsieve.tag.train")
+    model card, here. ``--set KEY=VALUE`` sets a recipe field of :class:`TaggerTrainConfig`
+    or a run option (``seed``, ``threads``, ...): :func:`parse_sets`. Bad input is one line
+    (:func:`~ragsieve.tag.module_cli.run_main`), before any data is read."""
+    ap = OneLineParser(prog="python -m ragsieve.tag.train")
     ap.add_argument("step", choices=("prepare", "fit", "export", "operating-point"))
     ap.add_argument("--threshold", type=float, default=None)
     ap.add_argument("--passage-threshold", type=float, default=None)
@@ -762,20 +811,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--time-limit", type=float, default=None)
     ap.add_argument("--seed", type=int, default=DEFAULT_RUN.seed)
     ap.add_argument("--threads", type=int, default=DEFAULT_RUN.threads)
-    ap.add_argument("--set", action="append", default=[], help="config KEY=VALUE (json value)")
+    ap.add_argument(
+        "--set", action="append", default=[], help="config KEY=VALUE (a JSON value, or a word)"
+    )
     args = ap.parse_args(argv)
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise InputError(f"--time-limit must be positive minutes, got {args.time_limit}")
     saved: dict[str, Any] = {
         "device": args.device,
         "time_limit_min": args.time_limit,
         "seed": args.seed,
         "threads": args.threads,
+        **parse_sets(args.set),
     }
-    for kv in args.set:
-        key, sep, value = kv.partition("=")
-        if not sep:
-            ap.error(f"--set {kv}: expected KEY=VALUE")
-        saved[key] = json.loads(value)
     cfg, opts = split_config(saved)
+    check_recipe(cfg)
+    _check_step_inputs(args)
     log = print
     if args.step == "prepare":
         train_ex, _, hashes = prepare(args.data, cfg, log, opts)
@@ -863,4 +914,4 @@ def set_operating_point(
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_main(main, None))
