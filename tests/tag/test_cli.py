@@ -81,6 +81,10 @@ def test_train_tagger_bad_options_are_one_line(tmp_path: Path) -> None:
     p = run("train-tagger", "--out", str(tmp_path / "t"), "--data", str(tmp_path / "none"))
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "t").exists()  # nothing written before the inputs are checked
+    p = run("train-tagger", "--out", str(tmp_path / "t"), "--teacher", "cross-encoder")
+    assert_one_line_error(p, 2, "teacher must be reranker or none")
+    assert not (tmp_path / "t").exists()
+    assert "--teacher" in helped.stdout
 
 
 def test_a_bad_passage_threshold_is_one_line_and_harms_nothing(demo_index: Path) -> None:

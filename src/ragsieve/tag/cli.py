@@ -39,6 +39,14 @@ def train_tagger(
             "squad_train, qed, ircot, musique, qasper, msmarco."
         ),
     ] = None,
+    teacher: Annotated[
+        str,
+        typer.Option(
+            help="What the passage head is distilled from: reranker (the shipped cross-encoder, "
+            "as the shipped model was trained) or none (the ablation without passage "
+            "distillation)."
+        ),
+    ] = "reranker",
     as_json: Annotated[bool, typer.Option("--json", help="Print the training info.")] = False,
 ) -> None:
     """Train the evidence tagger from the shipped reranker on shared/data (fixed seed, CPU by
@@ -56,7 +64,7 @@ def train_tagger(
             raise ConfigError(f"--leave-out: unknown source {name!r} (one of {', '.join(SOURCES)})")
     opts = run_options(seed, device, time_limit, threads)
     sizes = replace(SourceSizes(), **dict.fromkeys(names, 0))
-    cfg = TaggerTrainConfig(epochs=epochs, leave_out=names, sizes=sizes)
+    cfg = TaggerTrainConfig(epochs=epochs, leave_out=names, sizes=sizes, teacher=teacher)
     info = train(out, find_data_dir(data_dir), cfg, log=log, opts=opts)
     if as_json:
         sys.stdout.write(json.dumps(info, indent=2) + "\n")
