@@ -109,6 +109,15 @@ class TaggerTrainConfig:
     leave_out: list[str] = field(default_factory=list)
     sizes: SourceSizes = field(default_factory=SourceSizes)
 
+    def __post_init__(self) -> None:
+        """The word-valued options are known ones, checked where the recipe is built (as
+        :class:`~ragsieve.training.RunOptions` checks its own): a one-line error before any
+        data is read, not after minutes of tokenising on a lent GPU."""
+        if self.teacher not in ("reranker", "none"):
+            raise ConfigError(f"teacher must be reranker or none, got {self.teacher!r}")
+        if self.init not in ("reranker", "minilm"):
+            raise ConfigError(f"init must be reranker or minilm, got {self.init!r}")
+
 
 #: How the shipped model was run: seed 13, 2 CPU threads (``--device cuda`` for the large runs:
 #: bf16 autocast). CPU stays the default and reproduces the recipe, given time.
@@ -394,8 +403,7 @@ def teacher_logits(
 
 
 def _initial_net(cfg: TaggerTrainConfig) -> Any:
-    """The network a run starts from (``cfg.init``), the recipe's options checked."""
-    check_recipe(cfg)
+    """The network a run starts from (``cfg.init``)."""
     if cfg.init == "reranker":
         net = build_net()
         missing, _ = net.load_state_dict(reranker_weights(), strict=False)
@@ -403,15 +411,6 @@ def _initial_net(cfg: TaggerTrainConfig) -> Any:
             raise ConfigError(f"reranker weights do not cover {missing}")
         return net
     return build_net(base_model_path())
-
-
-def check_recipe(cfg: TaggerTrainConfig) -> None:
-    """The recipe's word-valued options are known ones (a one-line error before any data is
-    read, not after minutes of tokenising on a lent GPU)."""
-    if cfg.teacher not in ("reranker", "none"):
-        raise ConfigError(f"teacher must be reranker or none, got {cfg.teacher!r}")
-    if cfg.init not in ("reranker", "minilm"):
-        raise ConfigError(f"init must be reranker or minilm, got {cfg.init!r}")
 
 
 def train_net(
@@ -703,7 +702,6 @@ def train(
     """Build the data, train (or resume), export fp32 + int8 ONNX, score the dev split and
     write the config and the model card."""
     cfg = cfg or TaggerTrainConfig()
-    check_recipe(cfg)
     require_onnx("train-tagger")  # first: a missing exporter must not cost a 30-minute run
     torch_device(opts.device)
     train_ex, dev, hashes = prepare(data_dir, cfg, log, opts)
@@ -754,38 +752,42 @@ def parse_sets(pairs: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for kv in pairs:
         key, sep, value = kv.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise InputError(f"--set {kv!r}: expected KEY=VALUE")
         try:
-            out[key.strip()] = json.loads(value)
+            out[key] = json.loads(value)
         except json.JSONDecodeError:
-            out[key.strip()] = value
+            out[key] = value
     return out
 
 
-#: The inputs each step reads, and what they must be.
-STEP_INPUTS = {
-    "prepare": (("data", "a folder"),),
-    "fit": (("examples", "a file"),),
-    "export": (("weights", "a folder"), ("examples", "a file"), ("data", "a folder")),
-    "operating-point": (("out", "a trained tagger's folder"),),
+def _is_tagger_folder(path: Path) -> bool:
+    """What ``operating-point`` rewrites is there."""
+    return all((path / f).is_file() for f in ("tagger_config.json", "training_info.json"))
+
+
+#: The inputs each step reads: option, what it must be, and the test of that.
+STEP_INPUTS: dict[str, tuple[tuple[str, str, Callable[[Path], bool]], ...]] = {
+    "prepare": (("data", "a folder", Path.is_dir),),
+    "fit": (("examples", "a file", Path.is_file),),
+    "export": (
+        ("weights", "a folder", Path.is_dir),
+        ("examples", "a file", Path.is_file),
+        ("data", "a folder", Path.is_dir),
+    ),
+    "operating-point": (("out", "a trained tagger's folder", _is_tagger_folder),),
 }
 
 
 def _check_step_inputs(args: Any) -> None:
     """Every input the step reads is given and exists (one line, before any long part)."""
-    for name, kind in STEP_INPUTS.get(args.step, ()):
+    for name, what, ok in STEP_INPUTS.get(args.step, ()):
         path = getattr(args, name)
         if path is None:
             raise InputError(f"{args.step} needs --{name}")
-        if kind == "a file":
-            ok = path.is_file()
-        elif kind == "a folder":
-            ok = path.is_dir()
-        else:
-            ok = all((path / f).is_file() for f in ("tagger_config.json", "training_info.json"))
-        if not ok:
-            raise InputError(f"--{name} {path}: not {kind}")
+        if not ok(path):
+            raise InputError(f"--{name} {path}: not {what}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -825,7 +827,6 @@ def main(argv: list[str] | None = None) -> None:
         **parse_sets(args.set),
     }
     cfg, opts = split_config(saved)
-    check_recipe(cfg)
     _check_step_inputs(args)
     log = print
     if args.step == "prepare":
