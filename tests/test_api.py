@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,7 +94,7 @@ def test_rerank_passages_in_memory() -> None:
 
 def test_prune_budget_and_rate_are_ceilings(corpus_dir: Path) -> None:
     from ragsieve import prune
-    from ragsieve.errors import InputError
+    from ragsieve.errors import ConfigError
     from ragsieve.text import count_tokens
 
     rosetta = (corpus_dir / "rosetta-stone.md").read_text("utf-8")
@@ -113,7 +114,232 @@ def test_prune_budget_and_rate_are_ceilings(corpus_dir: Path) -> None:
     total = sum(count_tokens(s) for s in rosetta.split("\n") if s.strip())
     halved = prune(q, [rosetta], threshold=0.01, rate=0.2)
     assert sum(count_tokens(k.text) for k in halved) <= 0.25 * total
-    with pytest.raises(InputError, match="rate"):
+    with pytest.raises(ConfigError, match="rate"):
         prune(q, [rosetta], rate=1.5)
-    with pytest.raises(InputError, match="open_point must be true or false"):
+    with pytest.raises(ConfigError, match="open_point must be true or false"):
         prune(q, [rosetta], open_point="yes")  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------- bad arguments
+# Issue 45: every public call checks its arguments first (ragsieve.checks), and a mistake is
+# one line that names the argument, what was given and what is expected; a string is never
+# read as a list. Each row: the call (on the sample index), the error type, and fragments of
+# the message. A missing index path and an LLM file that does not exist stand behind the
+# checks, so a check that fired late would show their errors instead.
+Q = "When did Champollion announce the decipherment?"
+T = "In 1822 Champollion announced the decipherment of the hieroglyphs."
+NO_LLM = "local:/nonexistent/model.gguf"
+
+
+def _bad_calls() -> list[tuple[str, Any, type, tuple[str, ...]]]:
+    from ragsieve import Index, IndexConfig, ask, prune, rerank, search
+    from ragsieve.errors import ConfigError, InputError
+
+    return [
+        ("prune-passages-none", lambda i: prune(Q, None), InputError, ("passages", "not None")),
+        ("prune-q-int", lambda i: prune(123, [T]), InputError, ("question", "int 123")),
+        ("prune-q-bytes", lambda i: prune(b"q", [T]), InputError, ("question", "bytes")),
+        (
+            "prune-3-tuple",
+            lambda i: prune(Q, [("a", "b", "c")]),
+            InputError,
+            ("passages[0]", "tuple of 3"),
+        ),
+        (
+            "prune-q-surrogate",
+            lambda i: prune("\ud800?", [T]),
+            InputError,
+            ("question", "surrogate"),
+        ),
+        (
+            "prune-p-surrogate",
+            lambda i: prune(Q, [T, "a \ud800 b."]),
+            InputError,
+            ("passages[1]", "U+D800"),
+        ),
+        (
+            "prune-title-surrogate",
+            lambda i: prune(Q, [("\udcff", T)]),
+            InputError,
+            ("passages[0]", "surrogate"),
+        ),
+        (
+            "prune-a-str",
+            lambda i: prune(Q, "a string"),
+            InputError,
+            ("passages must be a list of strings or (title, text) pairs, not a str",),
+        ),
+        ("prune-a-dict", lambda i: prune(Q, {"t": T}), InputError, ("passages", "not a dict")),
+        (
+            "prune-budget-true",
+            lambda i: prune(Q, [T], budget=True),
+            ConfigError,
+            ("budget", "True (a bool)"),
+        ),
+        (
+            "prune-budget-0",
+            lambda i: prune(Q, [T], budget=0),
+            ConfigError,
+            ("budget", "positive integer"),
+        ),
+        ("prune-rate-true", lambda i: prune(Q, [T], rate=True), ConfigError, ("rate", "(0, 1]")),
+        ("prune-rate-0", lambda i: prune(Q, [T], rate=0), ConfigError, ("rate", "(0, 1]")),
+        (
+            "prune-rate-nan",
+            lambda i: prune(Q, [T], rate=float("nan")),
+            ConfigError,
+            ("rate", "nan"),
+        ),
+        (
+            "prune-min-keep-neg",
+            lambda i: prune(Q, [T], min_keep=-5),
+            ConfigError,
+            ("min_keep", ">= 0", "-5"),
+        ),
+        (
+            "prune-min-keep-float",
+            lambda i: prune(Q, [T], min_keep=1.5),
+            ConfigError,
+            ("min_keep", "float 1.5"),
+        ),
+        ("prune-hops-true", lambda i: prune(Q, [T], hops=True), ConfigError, ("hops", "[1, 2]")),
+        ("prune-model-int", lambda i: prune(Q, [T], model=5), ConfigError, ("model", "int 5")),
+        ("prune-q-blank", lambda i: prune(" \n\t", [T]), InputError, ("question is empty",)),
+        ("search-k-0", lambda i: search(Q, i, k=0), ConfigError, ("k must be", "int 0")),
+        ("search-k-neg", lambda i: search(Q, i, k=-3), ConfigError, ("k must be", "-3")),
+        ("search-k-float", lambda i: search(Q, i, k=2.5), ConfigError, ("k must be", "float 2.5")),
+        ("search-k-true", lambda i: search(Q, i, k=True), ConfigError, ("k must be", "(a bool)")),
+        ("search-k-huge", lambda i: search(Q, i, k=2**70), ConfigError, ("k must be", "1000000")),
+        ("search-q-none", lambda i: search(None, i), InputError, ("query", "None")),
+        ("search-q-blank", lambda i: search("   ", i), InputError, ("query is empty",)),
+        ("search-q-surrogate", lambda i: search("\ud800", i), InputError, ("query", "surrogate")),
+        ("search-index-none", lambda i: search(Q, None), InputError, ("index", "None")),
+        ("search-index-int", lambda i: search(Q, 5), InputError, ("index", "int 5")),
+        (
+            "search-reranker-int",
+            lambda i: search(Q, i, reranker=5),
+            ConfigError,
+            ("reranker", "int 5"),
+        ),
+        (
+            "ask-q-int",
+            lambda i: ask(123, "/nonexistent/idx", llm=NO_LLM),
+            InputError,
+            ("question", "int 123"),
+        ),
+        (
+            "ask-q-blank",
+            lambda i: ask("  ", "/nonexistent/idx", llm=NO_LLM),
+            InputError,
+            ("question is empty",),
+        ),
+        (
+            "ask-method-int",
+            lambda i: ask(Q, i, method=5, llm=NO_LLM),
+            ConfigError,
+            ("method", "int 5"),
+        ),
+        ("ask-llm-int", lambda i: ask(Q, i, llm=5), ConfigError, ("llm", "int 5")),
+        (
+            "ask-options-str",
+            lambda i: ask(Q, i, options="abc", llm=NO_LLM),
+            InputError,
+            ("options", "not a str"),
+        ),
+        ("ask-k-true", lambda i: ask(Q, i, k=True, llm=NO_LLM), ConfigError, ("k must be", "True")),
+        (
+            "ask-budget-0",
+            lambda i: ask(Q, i, budget=0, llm=NO_LLM),
+            ConfigError,
+            ("budget", "int 0"),
+        ),
+        (
+            "ask-total-budget-true",
+            lambda i: ask(Q, i, total_budget=True, llm=NO_LLM),
+            ConfigError,
+            ("total_budget", "True"),
+        ),
+        (
+            "ask-max-tokens-float",
+            lambda i: ask(Q, i, max_tokens=3.5, llm=NO_LLM),
+            ConfigError,
+            ("max_tokens", "3.5"),
+        ),
+        (
+            "ask-llm-ctx-0",
+            lambda i: ask(Q, i, llm_ctx=0, llm=NO_LLM),
+            ConfigError,
+            ("llm_ctx", "int 0"),
+        ),
+        ("rerank-passages-none", lambda i: rerank(Q, None), InputError, ("passages", "not None")),
+        (
+            "rerank-passages-str",
+            lambda i: rerank(Q, "one string"),
+            InputError,
+            ("passages", "not a str"),
+        ),
+        ("rerank-item-int", lambda i: rerank(Q, [T, 7]), InputError, ("passages[1]", "int 7")),
+        ("rerank-q-int", lambda i: rerank(5, [T]), InputError, ("query", "int 5")),
+        ("rerank-top-k-0", lambda i: rerank(Q, [T], top_k=0), ConfigError, ("top_k", "int 0")),
+        ("rerank-top-k-true", lambda i: rerank(Q, [T], top_k=True), ConfigError, ("top_k", "True")),
+        ("rerank-model-int", lambda i: rerank(Q, [T], model=5), ConfigError, ("model", "int 5")),
+        ("open-none", lambda i: Index.open(None), InputError, ("path", "None")),
+        ("open-int", lambda i: Index.open(5), InputError, ("path", "int 5")),
+        ("open-empty", lambda i: Index.open(""), InputError, ("path", "non-empty")),
+        (
+            "open-or-create-config-str",
+            lambda i: Index.open_or_create(i.path, "fixed"),
+            ConfigError,
+            ("config", "IndexConfig"),
+        ),
+        (
+            "add-paths-str",
+            lambda i: i.add_paths("examples/corpus"),
+            InputError,
+            ("paths", "not a str", "[path]"),
+        ),
+        ("add-paths-item", lambda i: i.add_paths([5]), InputError, ("paths[0]", "int 5")),
+        ("add-none", lambda i: i.add(None), InputError, ("docs", "not None")),
+        ("add-a-str", lambda i: i.add(["text"]), InputError, ("docs[0]", "Document")),
+        ("config-chunker-int", lambda i: IndexConfig(chunker=5), ConfigError, ("chunker", "int 5")),
+        (
+            "config-embedder-none",
+            lambda i: IndexConfig(embedder=None),
+            ConfigError,
+            ("embedder", "None"),
+        ),
+        ("config-alpha-str", lambda i: IndexConfig(alpha="x"), ConfigError, ("alpha", "'x'")),
+        (
+            "config-links-true",
+            lambda i: IndexConfig(links=True),
+            ConfigError,
+            ("links", "(a bool)"),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("name", [c[0] for c in _bad_calls()])
+def test_a_bad_argument_is_one_line_naming_it(name: str, writable_index: Path) -> None:
+    from ragsieve import Index
+
+    _, call, error, fragments = next(c for c in _bad_calls() if c[0] == name)
+    before = sorted(p.name for p in writable_index.rglob("*"))
+    with pytest.raises(error) as e:
+        call(Index.open(writable_index))
+    msg = str(e.value)
+    assert "\n" not in msg and msg.strip() == msg
+    for fragment in fragments:
+        assert fragment in msg, msg
+    assert sorted(p.name for p in writable_index.rglob("*")) == before  # nothing written
+
+
+def test_empty_lists_are_empty_results_and_any_sequence_is_a_list() -> None:
+    """What the CLI does with nothing to read: nothing, not an error. A tuple or a generator
+    of passages is a list; the shipped tagger and reranker read them."""
+    from ragsieve import prune, rerank
+
+    assert prune(Q, []) == [] and rerank(Q, []) == [] and prune(Q, ["", "  "]) == []
+    kept = prune(Q, (p for p in ["Bees dance.", T]))
+    assert kept and kept[0].passage == 1 and "1822" in kept[0].text
+    assert [r.index for r in rerank(Q, ("Bees dance.", T))] == [1, 0]
+    assert prune(Q, [T], min_keep=0, budget=1000, rate=1) == prune(Q, [T], rate=1.0)

@@ -21,8 +21,8 @@ SRC = Path(ragsieve.__file__).resolve().parent
 #: points (``ragsieve/__init__``, ``cli``, ``serve``, ``integrations`` and every ``*/cli.py``)
 #: are the top floor.
 FLOORS: list[set[str]] = [
-    {"errors", "types", "data"},
-    {"text", "io", "metrics", "formats"},
+    {"errors", "types", "data", "checks"},
+    {"text", "io", "metrics", "formats", "progress"},
     {"embed", "llm", "training"},
     {"link", "segment", "rerank"},
     {"index", "select", "retrieve", "tag"},

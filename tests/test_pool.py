@@ -109,13 +109,65 @@ def test_sage_selects_whole_chunks_in_score_order(passages: list[Passage]) -> No
 def test_bad_input_is_one_line(full: PoolSelector) -> None:
     with pytest.raises(InputError, match="question is empty"):
         full.select("  ", ["text"])
-    with pytest.raises(InputError, match="must be a string or a Passage") as e:
+    with pytest.raises(
+        InputError, match=re.escape("passages[1] must be a string or a Passage")
+    ) as e:
         full.select(QUESTION, ["text", 3])  # type: ignore[list-item]
     assert "\n" not in str(e.value)
-    with pytest.raises(InputError, match="not one passage"):
+    with pytest.raises(InputError, match="list of strings or Passages, not a str"):
         full.select(QUESTION, "one passage")
     assert full.select(QUESTION, []).pieces == []
     assert full.select(QUESTION, ["", " \n"]).retrieval is None
+
+
+@pytest.mark.parametrize(
+    ("question", "passages", "error", "fragments"),
+    [
+        (QUESTION, None, InputError, ("passages", "not None")),
+        (QUESTION, {"a": "text"}, InputError, ("passages", "not a dict")),
+        (QUESTION, Passage("one passage"), InputError, ("passages", "not a Passage")),
+        (QUESTION, [None], InputError, ("passages[0]", "got None")),
+        (QUESTION, ["ok", Passage(None)], InputError, ("passages[1].text", "None")),  # type: ignore[arg-type]
+        (QUESTION, [Passage("t", 5)], InputError, ("passages[0].title", "int 5")),  # type: ignore[arg-type]
+        (QUESTION, ["a \ud800 b."], InputError, ("passages[0]", "surrogate")),
+        (None, ["text"], InputError, ("question", "None")),
+        (b"q?", ["text"], InputError, ("question", "bytes")),
+        ("\ud800?", ["text"], InputError, ("question", "surrogate")),
+        ("\t \n", ["text"], InputError, ("question is empty",)),
+    ],
+)
+def test_bad_select_arguments_are_one_line_naming_them(
+    question: object, passages: object, error: type, fragments: tuple[str, ...]
+) -> None:
+    """Checked before the tagger loads or an index is made (the default, direct method)."""
+    sel = PoolSelector()
+    with pytest.raises(error) as e:
+        sel.select(question, passages)  # type: ignore[arg-type]
+    assert "\n" not in str(e.value) and all(f in str(e.value) for f in fragments), str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragments"),
+    [
+        ({"budget": True}, ("budget", "True (a bool)")),
+        ({"k": 0}, ("k must be", "int 0")),
+        ({"k": 2.5}, ("k must be", "float 2.5")),
+        ({"retriever": 5}, ("retriever", "int 5")),
+        ({"embedder": None}, ("embedder", "None")),
+        ({"method": 5}, ("method", "int 5")),
+    ],
+)
+def test_bad_selector_options_are_one_line_config_errors(
+    kwargs: dict[str, object], fragments: tuple[str, ...], tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigError) as e:
+        PoolSelector(**{"method": "naive", "index_dir": tmp_path / "w", **kwargs})  # type: ignore[arg-type]
+    assert "\n" not in str(e.value) and all(f in str(e.value) for f in fragments), str(e.value)
+    assert not (tmp_path / "w").exists()
+    with pytest.raises(
+        InputError, match=re.escape("index_dir must be a str or a pathlib.Path, got int 5")
+    ):
+        PoolSelector("naive", index_dir=5)  # type: ignore[arg-type]
 
 
 def test_a_bad_spec_fails_before_any_index_is_made(tmp_path: Path) -> None:

@@ -3,12 +3,27 @@ a user already has (no index), ``prune`` (the evidence tagger) and ``rerank``.""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragsieve.checks import (
+    MAX_COUNT,
+    check_flag,
+    check_int,
+    check_name,
+    check_passages,
+    check_path,
+    check_real,
+    check_run,
+    check_text,
+    check_texts,
+    describe,
+)
+from ragsieve.errors import ConfigError, InputError
 from ragsieve.index import Index
-from ragsieve.methods import DEFAULT_METHOD, build_method
+from ragsieve.methods import DEFAULT_METHOD, MethodSpec, build_method
 from ragsieve.rerank import get_reranker
 from ragsieve.rerank import rerank as rerank_scored
 from ragsieve.rerank.base import DEFAULT_RERANKER
@@ -18,7 +33,12 @@ from ragsieve.types import Answer, Scored
 
 
 def _as_index(index: Index | str | Path) -> Index:
-    return index if isinstance(index, Index) else Index.open(index)
+    """``index`` itself, or the index at that path (anything else is refused by name)."""
+    if isinstance(index, Index):
+        return index
+    if not isinstance(index, str | os.PathLike):
+        raise InputError(f"index must be an Index or the path of one, got {describe(index)}")
+    return Index.open(check_path("index", index))
 
 
 def search(
@@ -30,6 +50,10 @@ def search(
     reranker: str | None = None,
 ) -> list[Scored]:
     """The top-``k`` chunks for ``query`` (optionally reranked from a deeper candidate list)."""
+    check_text("query", query)
+    check_int("k", k, hi=MAX_COUNT)
+    check_name("retriever", retriever, expected="a retriever name (dense, bm25, hybrid)")
+    check_name("reranker", reranker, none_ok=True, expected="a reranker name")
     idx = _as_index(index)
     depth = k if reranker is None else max(k, 50)
     hits = get_retriever(retriever, idx).retrieve([query], depth)[0]
@@ -56,11 +80,27 @@ def ask(
     bounds the prompt tokens of every LLM call for the question (feedback included);
     ``max_tokens`` caps the answer and ``llm_ctx`` sets the LLM's context window (as the
     CLI's ``--max-tokens`` and ``--llm-ctx``)."""
-    from ragsieve.errors import ConfigError
     from ragsieve.llm import get_llm
 
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-        raise ConfigError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    # Every argument is checked before the index opens or a model loads.
+    check_text("question", question)
+    if not isinstance(method, MethodSpec):
+        check_name(
+            "method", method, expected="a method spec such as 'tagger' or 'full[unit=passage]'"
+        )
+    if not isinstance(llm, str) and not callable(getattr(llm, "generate", None)):
+        raise ConfigError(
+            f"llm must be an LLM spec string such as 'local' or an LLM object with a generate "
+            f"method, got {describe(llm)}"
+        )
+    if isinstance(llm, str):
+        check_name("llm", llm, expected="an LLM spec such as 'local' or 'openai:MODEL@URL'")
+    if options is not None:
+        check_texts("options", options)
+    check_int("total_budget", total_budget, none_ok=True)
+    check_int("max_tokens", max_tokens)
+    check_int("llm_ctx", llm_ctx, lo=16, none_ok=True)
+    check_run(run)
     idx = _as_index(index)
     m = build_method(method, idx, **run)
     if isinstance(llm, str):
@@ -95,15 +135,14 @@ def rerank(
     >>> [r.index for r in rerank("When was Voyager 1 launched?", ["Bees dance.", "In 1977."])]
     [1, 0]
     """
-    from ragsieve.errors import InputError
     from ragsieve.types import Chunk, Scored
 
-    if not query or not query.strip():
-        raise InputError("the query is empty")
-    if isinstance(passages, str) or not all(isinstance(p, str) for p in passages):
-        raise InputError("passages must be a list of strings")
-    if top_k is not None and top_k < 1:
-        raise InputError(f"top_k must be at least 1, got {top_k}")
+    check_text("query", query)
+    passages = check_texts("passages", passages)
+    check_int("top_k", top_k, none_ok=True)
+    check_name("model", model, expected="a reranker name")
+    if not passages:
+        return []
     hits = [
         Scored(Chunk(str(i), "", i, text, 0, len(text), 0, 1, 0), 0.0)
         for i, text in enumerate(passages)
@@ -146,32 +185,33 @@ def prune(
     import re
     from dataclasses import replace
 
-    from ragsieve.errors import InputError
     from ragsieve.methods.tagger import get_tagger
+    from ragsieve.tag.prune import check_threshold
     from ragsieve.tag.prune import prune as run
     from ragsieve.text import count_tokens, sentence_texts
 
-    if not question or not question.strip():
-        raise InputError("the question is empty")
+    # Every argument is checked before the tagger loads.
+    check_text("question", question)
+    pairs = check_passages("passages", passages)
+    check_threshold(threshold)
+    check_threshold(passage_threshold, "passage_threshold")
+    check_int("hops", hops, hi=2)
+    check_int("min_keep", min_keep, lo=0)
+    check_int("budget", budget, none_ok=True)
+    check_real("rate", rate, lo=0, hi=1, lo_open=True, none_ok=True)
+    if model is not None and not isinstance(model, str | os.PathLike):
+        raise ConfigError(f"model must be a tagger folder (a path) or None, got {describe(model)}")
+    check_flag("stack", stack)
+    check_flag("open_point", open_point)
     items: list[tuple[str, list[str]]] = []
     owner: list[int] = []
-    for i, p in enumerate(passages):
-        title, text = p if isinstance(p, tuple) else ("", p)
-        if not isinstance(text, str) or not isinstance(title, str):
-            raise InputError(f"a passage must be a string or a (title, text) pair, got {p!r}")
+    for i, (title, text) in enumerate(pairs):
         for para in re.split(r"\n\s*\n", text):
             sents = [s for s in sentence_texts(para) if s.strip()]
             if sents:
                 items.append((title, sents))
                 owner.append(i)
-    if budget is not None and (not isinstance(budget, int) or budget < 1):
-        raise InputError(f"budget must be a positive number of tokens, got {budget!r}")
-    if rate is not None and not (isinstance(rate, int | float) and 0 < rate <= 1):
-        raise InputError(f"rate must be in (0, 1], got {rate!r}")
     tagger = get_tagger(str(model) if model is not None else None)
-    for name, flag in (("stack", stack), ("open_point", open_point)):
-        if not isinstance(flag, bool):
-            raise InputError(f"{name} must be true or false, got {flag!r}")
     pruned = run(
         tagger,
         question,

@@ -44,6 +44,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ragsieve.checks import (
+    check_list,
+    check_name,
+    check_path,
+    check_run,
+    check_text,
+    check_valid_text,
+    describe,
+)
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.methods import Method, Retrieval, build_method, check_spec, method_needs_sentences
 from ragsieve.methods.spec import make_config, method_def
@@ -122,15 +131,17 @@ def passage_id(title: str, text: str) -> str:
     return ID_PREFIX + digest[:20]
 
 
-def as_passage(p: Any) -> Passage:
-    """``p`` as a :class:`Passage` (a plain string is a passage without a title)."""
+def as_passage(p: Any, name: str = "passage") -> Passage:
+    """``p`` as a :class:`Passage` (a plain string is a passage without a title); ``name``
+    is what an error calls it (``passages[3]``)."""
     if isinstance(p, Passage):
-        if not isinstance(p.text, str) or not isinstance(p.title, str):
-            raise InputError(f"a passage's text and title must be strings, got {p!r}")
+        check_text(f"{name}.text", p.text, empty_ok=True)
+        check_text(f"{name}.title", p.title, empty_ok=True)
         return p
     if isinstance(p, str):
+        check_valid_text(name, p)
         return Passage(p)
-    raise InputError(f"a passage must be a string or a Passage, got {type(p).__name__}")
+    raise InputError(f"{name} must be a string or a Passage, got {describe(p)}")
 
 
 def passage_units(doc: Document) -> list[list[Chunk]]:
@@ -197,14 +208,17 @@ class PoolSelector:
         index_dir: str | Path | None = None,
         embedder: str = "minilm",
     ) -> None:
-        if not isinstance(method, str):
-            raise ConfigError(f"a method spec must be a string, got {type(method).__name__}")
+        check_name("method", method, expected="a method spec such as 'tagger' or 'full'")
         self.run: dict[str, Any] = {
             "k": k,
             "budget": budget,
             "retriever": retriever,
             "reranker": reranker,
         }
+        check_run(self.run)
+        check_name("embedder", embedder, expected="an embedder name such as 'minilm'")
+        if index_dir is not None:
+            check_path("index_dir", index_dir)
         self.spec = check_spec(method, **self.run)
         self.method_name = self.spec.label
         #: True: the method reads the passages directly (no working index is ever made).
@@ -299,11 +313,9 @@ class PoolSelector:
     def select(self, question: str, passages: Sequence[Passage | str]) -> PoolResult:
         """The pieces of ``passages`` that the method selects for ``question``, in context
         order, each pointing back to its passage by index and character offsets."""
-        if not isinstance(question, str) or not question.strip():
-            raise InputError("the question is empty")
-        if isinstance(passages, str | Passage):
-            raise InputError("passages must be a list of strings or Passages, not one passage")
-        items = [as_passage(p) for p in passages]
+        check_text("question", question)
+        given = check_list("passages", passages, of="strings or Passages")
+        items = [as_passage(p, f"passages[{i}]") for i, p in enumerate(given)]
         owner: dict[str, int] = {}
         docs: list[Document] = []
         for i, p in enumerate(items):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import doctest
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pool_helpers import QUESTION, Paragraph, is_answer
@@ -18,7 +19,7 @@ from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
 import ragsieve.integrations.haystack as hs
-from ragsieve.errors import ConfigError
+from ragsieve.errors import ConfigError, InputError
 from ragsieve.index import Index
 from ragsieve.integrations import META_KEYS
 from ragsieve.integrations.haystack import RagsieveRanker, RagsieveRetriever
@@ -121,3 +122,47 @@ def test_index_retriever_in_a_pipeline(sample_index_dir: Path) -> None:
 def test_the_docstring_examples_run() -> None:
     failed, attempted = doctest.testmod(hs, optionflags=doctest.ELLIPSIS)
     assert attempted >= 10 and failed == 0
+
+
+TEXT = "In 1822 Champollion announced the decipherment of the hieroglyphs."
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "fragments"),
+    [
+        (lambda r: r.run(None, [Document(content=TEXT)]), InputError, ("query", "None")),
+        (lambda r: r.run("", [Document(content=TEXT)]), InputError, ("query is empty",)),
+        (lambda r: r.run(QUESTION, "abc"), InputError, ("documents", "not a str")),
+        (lambda r: r.run(QUESTION, None), InputError, ("documents", "not None")),
+        (lambda r: r.run(QUESTION, [TEXT]), InputError, ("documents[0]", "Document")),
+        (lambda r: RagsieveRanker(5), ConfigError, ("method", "int 5")),
+        (lambda r: RagsieveRanker(budget=True), ConfigError, ("budget", "(a bool)")),
+        (lambda r: RagsieveRanker("full", index_dir=5), InputError, ("index_dir", "int 5")),
+        (lambda r: RagsieveRetriever(index=None), InputError, ("index", "None")),
+        (lambda r: RagsieveRetriever(index="unused", k=0), ConfigError, ("k must be", "int 0")),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_argument(
+    call: Any, error: type, fragments: tuple[str, ...]
+) -> None:
+    with pytest.raises(error) as e:
+        call(RagsieveRanker())
+    msg = str(e.value)
+    assert "\n" not in msg and all(f in msg for f in fragments), msg
+
+
+def test_a_document_without_content_has_nothing_to_select() -> None:
+    """A Haystack Document may hold no text (a blob, a table): it is read as an empty
+    passage, and the others are still ranked, pointing back to their own Documents."""
+    docs = [Document(content=None), Document(content="Bees dance."), Document(content=TEXT)]
+    out = RagsieveRanker().run(QUESTION, docs)["documents"]
+    assert out and all(d.meta["ragsieve_source_id"] != docs[0].id for d in out)
+    assert any("1822" in d.content for d in out)
+    assert RagsieveRanker().run(QUESTION, [Document(content=None)]) == {"documents": []}
+
+
+def test_a_bad_query_on_the_index_retriever_is_one_line(sample_index_dir: Path) -> None:
+    r = RagsieveRetriever(index=str(sample_index_dir), method="naive", k=1)
+    with pytest.raises(InputError, match="query must be a string, got None"):
+        r.run(None)  # type: ignore[arg-type]
+    assert r.run(QUESTION)["documents"]  # and the retriever still answers

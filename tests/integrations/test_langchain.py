@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import doctest
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -144,3 +145,61 @@ def test_embeddings_are_minilm_vectors() -> None:
 def test_the_docstring_examples_run() -> None:
     failed, attempted = doctest.testmod(lc, optionflags=doctest.ELLIPSIS)
     assert attempted >= 8 and failed == 0
+
+
+TEXT = "In 1822 Champollion announced the decipherment of the hieroglyphs."
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "fragments"),
+    [
+        (lambda c: c.compress_documents([Document(TEXT)], None), "InputError", ("query", "None")),
+        (lambda c: c.compress_documents([Document(TEXT)], "  "), "InputError", ("query is empty",)),
+        (lambda c: c.compress_documents(None, QUESTION), "InputError", ("documents", "not None")),
+        (lambda c: c.compress_documents("abc", QUESTION), "InputError", ("documents", "not a str")),
+        (
+            lambda c: c.compress_documents([TEXT], QUESTION),
+            "InputError",
+            ("documents[0]", "Document"),
+        ),
+        (
+            lambda c: RagsieveEmbeddings().embed_documents([None]),
+            "InputError",
+            ("texts[0]", "None"),
+        ),
+        (
+            lambda c: RagsieveEmbeddings().embed_documents("abc"),
+            "InputError",
+            ("texts", "not a str"),
+        ),
+        (lambda c: RagsieveEmbeddings().embed_documents(None), "InputError", ("texts", "not None")),
+        (lambda c: RagsieveEmbeddings().embed_query(None), "InputError", ("text", "None")),
+        (lambda c: RagsieveEmbeddings().embed_query("\ud800"), "InputError", ("surrogate",)),
+        (lambda c: RagsieveEmbeddings(5), "ConfigError", ("model", "int 5")),
+        (lambda c: RagsieveCompressor(5), "ConfigError", ("method", "int 5")),
+        (lambda c: RagsieveCompressor(budget=True), "ConfigError", ("budget", "(a bool)")),
+        (lambda c: RagsieveCompressor(budget="x"), "ConfigError", ("budget", "'x'")),
+        (lambda c: RagsieveCompressor("full", index_dir=5), "InputError", ("index_dir", "int 5")),
+        (lambda c: RagsieveRetriever(index=None), "InputError", ("index", "None")),
+        (lambda c: RagsieveRetriever(index="unused", k=True), "ConfigError", ("k must be", "True")),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_argument(
+    compressor: RagsieveCompressor, call: Any, error: str, fragments: tuple[str, ...]
+) -> None:
+    import ragsieve.errors
+
+    with pytest.raises(getattr(ragsieve.errors, error)) as e:
+        call(compressor)
+    msg = str(e.value)
+    assert "\n" not in msg and all(f in msg for f in fragments), msg
+
+
+def test_a_bad_query_on_the_index_retriever_is_one_line(sample_index_dir: Path) -> None:
+    from ragsieve.errors import InputError
+
+    r = RagsieveRetriever(index=str(sample_index_dir), method="naive", k=1)
+    for query, fragment in [(None, "query must be a string, got None"), ("", "query is empty")]:
+        with pytest.raises(InputError, match=fragment):
+            r.invoke(query)  # type: ignore[arg-type]
+    assert r.invoke(QUESTION)  # and the retriever still answers

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import doctest
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -129,3 +130,69 @@ def test_embedding_model() -> None:
 def test_the_docstring_examples_run() -> None:
     failed, attempted = doctest.testmod(li, optionflags=doctest.ELLIPSIS)
     assert attempted >= 10 and failed == 0
+
+
+TEXT = "In 1822 Champollion announced the decipherment of the hieroglyphs."
+
+
+def _node() -> NodeWithScore:
+    from llama_index.core.schema import TextNode
+
+    return NodeWithScore(node=TextNode(text=TEXT))
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "fragments"),
+    [
+        (
+            lambda p: p.postprocess_nodes([_node()], query_str=None),
+            InputError,
+            ("needs the query",),
+        ),
+        (lambda p: p.postprocess_nodes([_node()]), InputError, ("needs the query", "query_str")),
+        (
+            lambda p: p.postprocess_nodes([_node()], query_str=" "),
+            InputError,
+            ("query_str is empty",),
+        ),
+        (lambda p: p.postprocess_nodes([_node()], query_str=5), InputError, ("query_str", "int 5")),
+        (
+            lambda p: p.postprocess_nodes(None, query_str=QUESTION),
+            InputError,
+            ("nodes", "not None"),
+        ),
+        (lambda p: p.postprocess_nodes([TEXT], query_str=QUESTION), InputError, ("nodes[0]",)),
+        (
+            lambda p: p.postprocess_nodes([_node().node], query_str=QUESTION),
+            InputError,
+            ("nodes[0]", "TextNode"),
+        ),
+        (lambda p: RagsievePostprocessor(5), ConfigError, ("method", "int 5")),
+        (lambda p: RagsievePostprocessor(budget="x"), ConfigError, ("budget", "'x'")),
+        (lambda p: RagsievePostprocessor(k=True), ConfigError, ("k must be", "True")),
+        (
+            lambda p: RagsieveEmbedding().get_text_embedding_batch([None]),
+            InputError,
+            ("texts[0]", "None"),
+        ),
+        (lambda p: RagsieveEmbedding().get_query_embedding(None), InputError, ("query", "None")),
+        (lambda p: RagsieveEmbedding().get_text_embedding("\udcff"), InputError, ("surrogate",)),
+        (lambda p: RagsieveEmbedding(model_name=5), ConfigError, ("model_name", "int 5")),
+        (lambda p: RagsieveRetriever(None), InputError, ("index", "None")),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_argument(
+    full: RagsievePostprocessor, call: Any, error: type, fragments: tuple[str, ...]
+) -> None:
+    with pytest.raises(error) as e:
+        call(full)
+    msg = str(e.value)
+    assert "\n" not in msg and all(f in msg for f in fragments), msg
+
+
+def test_a_bad_query_on_the_index_retriever_is_one_line(sample_index_dir: Path) -> None:
+    r = RagsieveRetriever(sample_index_dir, method="naive", k=1)
+    for query, fragment in [(None, "query must be a string, got None"), (" ", "query is empty")]:
+        with pytest.raises(InputError, match=fragment):
+            r.retrieve(query)  # type: ignore[arg-type]
+    assert r.retrieve(QUESTION)  # and the retriever still answers

@@ -21,8 +21,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragsieve.checks import (
+    check_list,
+    check_name,
+    check_path,
+    check_run,
+    check_text,
+    check_texts,
+    describe,
+)
 from ragsieve.embed import index_embedder
-from ragsieve.errors import ConfigError
+from ragsieve.errors import ConfigError, InputError
 from ragsieve.pool import Passage, Piece
 
 #: Metadata keys every integration writes on a selected piece.
@@ -62,16 +71,60 @@ def piece_meta(piece: Piece, method: str) -> dict[str, Any]:
 def titled_passage(text: str, meta: Mapping[str, Any], title_key: str | None) -> Passage:
     """A framework document as a :class:`Passage`: its text, and its ``title_key`` metadata
     field as the title (the reranker and the tagger read ``title: sentence``)."""
-    return Passage(text, str(meta.get(title_key) or "") if title_key else "")
+    title = meta.get(title_key) if title_key and isinstance(meta, Mapping) else None
+    return Passage(text, str(title or ""))
 
 
-def embed_lists(model: str, texts: Sequence[str]) -> list[list[float]]:
+def framework_items(name: str, value: Any, kind: type, what: str) -> list[Any]:
+    """``value`` (what a framework handed over: documents, nodes) as a list of ``kind``;
+    anything else is refused by position, in one line."""
+    items = check_list(name, value, of=what)
+    for i, item in enumerate(items):
+        if not isinstance(item, kind):
+            raise InputError(
+                f"{name}[{i}] must be a {kind.__module__.split('.')[0]} {kind.__name__}, "
+                f"got {describe(item)}"
+            )
+    return items
+
+
+def embed_lists(model: str, texts: Sequence[str], name: str = "texts") -> list[list[float]]:
     """The index build of ``model`` (the int8 MiniLM for ``minilm``) on ``texts``, as the
     plain float lists the frameworks' embedding interfaces return; the model loads on first
-    use, once per process."""
-    if not texts:
+    use, once per process. ``texts`` must be a list of strings (empty ones embed too)."""
+    check_name("model", model, expected="an embedder name such as 'minilm'")
+    items = check_texts(name, texts)
+    if not items:
         return []
-    return index_embedder(model).embed(list(texts)).tolist()
+    return index_embedder(model).embed(items).tolist()
+
+
+def embed_one(model: str, text: str, name: str = "text") -> list[float]:
+    """One text's vector (a query's or a document's), checked as :func:`embed_lists` does."""
+    check_text(name, text, empty_ok=True)
+    return embed_lists(model, [text], name)[0]
+
+
+def check_options(options: Mapping[str, Any]) -> None:
+    """An adapter's keyword options, before pydantic reads them: its lax mode would take
+    ``k=True`` for 1 and ``index=5`` for a path."""
+    check_run({k: options[k] for k in ("k", "budget", "retriever", "reranker") if k in options})
+    if "index" in options:  # required: None is a mistake too
+        check_path("index", options["index"])
+    if options.get("index_dir") is not None:
+        check_path("index_dir", options["index_dir"])
+
+
+def config_error(owner: str, e: Exception) -> ConfigError:
+    """A framework's pydantic ``ValidationError`` on ``owner``'s options as one line: the
+    first field, what it needs and what it got."""
+    errors = getattr(e, "errors", None)
+    first = errors()[0] if callable(errors) and errors() else {}
+    loc = first.get("loc", ())
+    field = str(loc[0]) if loc else "an option"  # not the union branch pydantic tried
+    msg = str(first.get("msg", "is not valid")).rstrip(".")
+    got = describe(first["input"]) if "input" in first else "?"
+    return ConfigError(f"{owner}: {field}: {msg[:1].lower()}{msg[1:]}, got {got}")
 
 
 class IndexMethod:
@@ -95,9 +148,13 @@ class IndexMethod:
         reranker: str | None = None,
     ) -> None:
         from ragsieve.index import Index
-        from ragsieve.methods import build_method, check_spec
+        from ragsieve.methods import MethodSpec, build_method, check_spec
 
         run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
+        if not isinstance(method, MethodSpec):
+            check_name("method", method, expected="a method spec such as 'naive' or 'tagger'")
+        check_run(run)
+        check_path("index", index)
         self.spec = check_spec(method, **run)
         self.index = Index.open(index)
         self.method = build_method(self.spec, self.index, **run)
@@ -105,6 +162,7 @@ class IndexMethod:
 
     def hits(self, question: str) -> list[tuple[str, float, dict[str, Any]]]:
         """``(text, score, metadata)`` of each chunk the method selects, in context order."""
+        check_text("query", question)
         with self._lock:  # a method's models and caches serve one call at a time
             self.index.reload()
             r = self.method.retrieve([question])[0]

@@ -26,7 +26,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragsieve.integrations import IndexMethod, MissingExtra, piece_meta, titled_passage
+from ragsieve.checks import check_path, check_run, check_text
+from ragsieve.integrations import (
+    IndexMethod,
+    MissingExtra,
+    framework_items,
+    piece_meta,
+    titled_passage,
+)
 from ragsieve.methods import check_spec
 from ragsieve.pool import DEFAULT_METHOD, PoolResult, PoolSelector
 
@@ -66,6 +73,8 @@ class RagsieveRanker:
         embedder: str = "minilm",
         title_key: str | None = "title",
     ) -> None:
+        if index_dir is not None:
+            check_path("index_dir", index_dir)
         self.method = method
         self.budget = budget
         self.k = k
@@ -106,17 +115,22 @@ class RagsieveRanker:
         return default_from_dict(cls, data)
 
     def select(self, query: str, documents: list[Document]) -> PoolResult:
-        """The raw selection for ``documents`` (pieces, trace, timings), for provenance."""
-        passages = [titled_passage(d.content or "", d.meta, self.title_key) for d in documents]
+        """The raw selection for ``documents`` (pieces, trace, timings), for provenance. A
+        Document without text (``content=None``: a blob, a table) has nothing to select."""
+        check_text("query", query)
+        docs = framework_items("documents", documents, Document, "Haystack Documents")
+        passages = [titled_passage(d.content or "", d.meta, self.title_key) for d in docs]
         return self.selector.select(query, passages)
 
     @component.output_types(documents=list[Document])
     def run(self, query: str, documents: list[Document]) -> dict[str, list[Document]]:
         """The selected pieces of ``documents`` for ``query``, as scored Documents."""
-        res = self.select(query, documents)
+        check_text("query", query)
+        docs = framework_items("documents", documents, Document, "Haystack Documents")
+        res = self.select(query, docs)
         out = []
         for p in res.pieces:
-            src = documents[p.passage]
+            src = docs[p.passage]
             meta = {**src.meta, **piece_meta(p, res.method), "ragsieve_source_id": src.id}
             out.append(Document(content=p.text, meta=meta, score=p.score))
         return {"documents": out}
@@ -146,14 +160,16 @@ class RagsieveRetriever:
         retriever: str | None = None,
         reranker: str | None = None,
     ) -> None:
-        self.index = str(index)
+        self.index = str(check_path("index", index))
         self.method = method
         self.k = k
         self.budget = budget
         self.retriever = retriever
         self.reranker = reranker
         # A bad spec fails here, when the pipeline is built, not at its first run.
-        check_spec(method, k=k, budget=budget, retriever=retriever, reranker=reranker)
+        run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
+        check_run(run)
+        check_spec(method, **run)
         self._impl: IndexMethod | None = None
 
     def warm_up(self) -> None:

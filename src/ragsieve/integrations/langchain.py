@@ -21,10 +21,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ragsieve.checks import check_name, check_text
 from ragsieve.integrations import (
     IndexMethod,
     MissingExtra,
+    check_options,
+    config_error,
     embed_lists,
+    embed_one,
+    framework_items,
     piece_meta,
     titled_passage,
 )
@@ -35,7 +40,7 @@ try:
     from langchain_core.documents import BaseDocumentCompressor, Document
     from langchain_core.embeddings import Embeddings
     from langchain_core.retrievers import BaseRetriever
-    from pydantic import ConfigDict, PrivateAttr
+    from pydantic import ConfigDict, PrivateAttr, ValidationError
 except ImportError as e:  # pragma: no cover - exercised without the extra
     raise MissingExtra("langchain", "langchain-core") from e
 
@@ -70,7 +75,12 @@ class RagsieveCompressor(BaseDocumentCompressor):
     _selector: PoolSelector = PrivateAttr()
 
     def __init__(self, method: str = DEFAULT_METHOD, **kwargs: Any) -> None:
-        super().__init__(method=method, **kwargs)
+        check_name("method", method, expected="a method spec such as 'tagger' or 'full'")
+        check_options(kwargs)
+        try:
+            super().__init__(method=method, **kwargs)
+        except ValidationError as e:
+            raise config_error("RagsieveCompressor", e) from None
 
     def model_post_init(self, context: Any, /) -> None:
         self._selector = PoolSelector(
@@ -90,7 +100,9 @@ class RagsieveCompressor(BaseDocumentCompressor):
 
     def select(self, documents: Sequence[Document], query: str) -> PoolResult:
         """The raw selection for ``documents`` (pieces, trace, timings), for provenance."""
-        passages = [titled_passage(d.page_content, d.metadata, self.title_key) for d in documents]
+        check_text("query", query)
+        docs = framework_items("documents", documents, Document, "LangChain Documents")
+        passages = [titled_passage(d.page_content, d.metadata, self.title_key) for d in docs]
         return self._selector.select(query, passages)
 
     def compress_documents(
@@ -100,11 +112,13 @@ class RagsieveCompressor(BaseDocumentCompressor):
         callbacks: Callbacks | None = None,
     ) -> Sequence[Document]:
         """The selected pieces of ``documents`` for ``query``, as Documents."""
-        res = self.select(documents, query)
+        check_text("query", query)
+        docs = framework_items("documents", documents, Document, "LangChain Documents")
+        res = self.select(docs, query)
         return [
             Document(
                 page_content=p.text,
-                metadata={**documents[p.passage].metadata, **piece_meta(p, res.method)},
+                metadata={**docs[p.passage].metadata, **piece_meta(p, res.method)},
             )
             for p in res.pieces
         ]
@@ -138,6 +152,13 @@ class RagsieveRetriever(BaseRetriever):
     reranker: str | None = None
     _impl: IndexMethod = PrivateAttr()
 
+    def __init__(self, **kwargs: Any) -> None:
+        check_options(kwargs)
+        try:
+            super().__init__(**kwargs)
+        except ValidationError as e:
+            raise config_error("RagsieveRetriever", e) from None
+
     def model_post_init(self, context: Any, /) -> None:
         self._impl = IndexMethod(
             self.index,
@@ -165,12 +186,13 @@ class RagsieveEmbeddings(Embeddings):
     """
 
     def __init__(self, model: str = "minilm") -> None:
+        check_name("model", model, expected="an embedder name such as 'minilm'")
         self.model = model
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """One normalised vector per text."""
+        """One normalised vector per text (``texts`` a list of strings; a str is refused)."""
         return embed_lists(self.model, texts)
 
     def embed_query(self, text: str) -> list[float]:
         """The vector of one query (the same model as the documents: MiniLM is symmetric)."""
-        return self.embed_documents([text])[0]
+        return embed_one(self.model, text)

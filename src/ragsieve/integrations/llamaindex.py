@@ -23,11 +23,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ragsieve.checks import check_name, check_text
 from ragsieve.errors import InputError
 from ragsieve.integrations import (
     IndexMethod,
     MissingExtra,
+    check_options,
+    config_error,
     embed_lists,
+    embed_one,
+    framework_items,
     piece_meta,
     titled_passage,
 )
@@ -36,7 +41,7 @@ from ragsieve.pool import DEFAULT_METHOD, PoolResult, PoolSelector
 try:
     from llama_index.core.base.base_retriever import BaseRetriever
     from llama_index.core.base.embeddings.base import BaseEmbedding
-    from llama_index.core.bridge.pydantic import PrivateAttr
+    from llama_index.core.bridge.pydantic import PrivateAttr, ValidationError
     from llama_index.core.callbacks import CallbackManager
     from llama_index.core.postprocessor.types import BaseNodePostprocessor
     from llama_index.core.schema import (
@@ -91,7 +96,12 @@ class RagsievePostprocessor(BaseNodePostprocessor):
     _selector: PoolSelector = PrivateAttr()
 
     def __init__(self, method: str = DEFAULT_METHOD, **kwargs: Any) -> None:
-        super().__init__(method=method, **kwargs)
+        check_name("method", method, expected="a method spec such as 'tagger' or 'full'")
+        check_options(kwargs)
+        try:
+            super().__init__(method=method, **kwargs)
+        except ValidationError as e:
+            raise config_error("RagsievePostprocessor", e) from None
         self._selector = PoolSelector(
             self.method,
             budget=self.budget,
@@ -113,11 +123,13 @@ class RagsievePostprocessor(BaseNodePostprocessor):
 
     def select(self, nodes: list[NodeWithScore], query: str) -> PoolResult:
         """The raw selection for ``nodes`` (pieces, trace, timings), for provenance."""
+        check_text("query_str", query)
+        items = framework_items("nodes", nodes, NodeWithScore, "NodeWithScore")
         passages = [
             titled_passage(
                 n.node.get_content(metadata_mode=MetadataMode.NONE), n.node.metadata, self.title_key
             )
-            for n in nodes
+            for n in items
         ]
         return self._selector.select(query, passages)
 
@@ -125,7 +137,15 @@ class RagsievePostprocessor(BaseNodePostprocessor):
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
         if query_bundle is None:
-            raise InputError("RagsievePostprocessor needs the query (query_str or query_bundle)")
+            raise InputError(
+                "RagsievePostprocessor needs the query: pass query_str (a string) or query_bundle"
+            )
+        if not isinstance(query_bundle, QueryBundle):
+            raise InputError(
+                f"query_bundle must be a QueryBundle, got {type(query_bundle).__name__}"
+            )
+        check_text("query_str", query_bundle.query_str)
+        nodes = framework_items("nodes", nodes, NodeWithScore, "NodeWithScore")
         res = self.select(nodes, query_bundle.query_str)
         out = []
         for p in res.pieces:
@@ -175,6 +195,13 @@ class RagsieveRetriever(BaseRetriever):
         )
         super().__init__(callback_manager=callback_manager)
 
+    def retrieve(self, str_or_query_bundle: str | QueryBundle) -> list[NodeWithScore]:
+        """The selected chunks for a query (a string or a QueryBundle), checked before
+        LlamaIndex's own events read it."""
+        q = str_or_query_bundle
+        check_text("query", q.query_str if isinstance(q, QueryBundle) else q)
+        return super().retrieve(q)
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [
             NodeWithScore(node=_node(text, meta["ragsieve_chunk_id"], meta, []), score=score)
@@ -192,6 +219,13 @@ class RagsieveEmbedding(BaseEmbedding):
 
     model_name: str = "minilm"
 
+    def __init__(self, **kwargs: Any) -> None:
+        try:
+            super().__init__(**kwargs)
+        except ValidationError as e:
+            raise config_error("RagsieveEmbedding", e) from None
+        check_name("model_name", self.model_name, expected="an embedder name such as 'minilm'")
+
     @classmethod
     def class_name(cls) -> str:
         return "RagsieveEmbedding"
@@ -200,10 +234,10 @@ class RagsieveEmbedding(BaseEmbedding):
         return embed_lists(self.model_name, texts)
 
     def _get_text_embedding(self, text: str) -> list[float]:
-        return self._get_text_embeddings([text])[0]
+        return embed_one(self.model_name, text)
 
     def _get_query_embedding(self, query: str) -> list[float]:
-        return self._get_text_embedding(query)
+        return embed_one(self.model_name, query, "query")
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
         return self._get_query_embedding(query)
