@@ -87,4 +87,4 @@ def scripted() -> Iterator[tuple[Script, str]]:
 
 
 def scripted_llm(url: str) -> OpenAICompatLLM:
-    return OpenAICompatLLM("scripted", url, api_key="k", max_retries=0, timeout=10.0)
+    return OpenAICompatLLM("scripted", url, api_key="k", max_retries=0, timeout=60.0)

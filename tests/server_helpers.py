@@ -60,4 +60,4 @@ def stop_server(srv: Server) -> None:
         srv.proc.wait(timeout=15)
     except subprocess.TimeoutExpired:
         srv.proc.kill()
-        srv.proc.wait(timeout=5)
+        srv.proc.wait(timeout=60)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragsieve.evaluate import (
@@ -169,7 +169,7 @@ _word = st.text(alphabet="abcdefghij", min_size=1, max_size=6).filter(
 _sentence = st.lists(_word, min_size=1, max_size=15).map(lambda ws: " ".join(ws) + ".")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_sentence, min_size=1, max_size=4))
 def test_any_evidence_as_its_own_context_is_fully_recalled(evidence: list[str]) -> None:
     assert evidence_recall(evidence, evidence) == 1.0

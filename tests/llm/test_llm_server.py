@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 def test_server_is_healthy_and_local(llama_server: ServerProcess) -> None:
     assert llama_server.alive()
     assert llama_server.host == "127.0.0.1"
-    assert httpx.get(llama_server.url + "/health", timeout=5).status_code == 200
+    assert httpx.get(llama_server.url + "/health", timeout=60).status_code == 200
 
 
 def test_grounded_answer_over_http(llama_server: ServerProcess) -> None:

@@ -31,7 +31,9 @@ pytestmark = pytest.mark.integration
 
 QUESTION = "When was Voyager 1 launched and what did it find?"
 FAST = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
 

@@ -22,6 +22,9 @@ from ragsieve.serve.limits import COMMON, SAFE
 
 pytestmark = pytest.mark.integration
 
+#: Seconds an HTTP call may take before it counts as hung (a hang guard, not a speed check).
+HTTP_TIMEOUT = 300
+
 TOKEN = "limits-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -94,18 +97,20 @@ def test_safe_options_within_bounds_are_accepted(server: Server) -> None:
 
 
 def test_health_names_no_path_without_the_token(server: Server, sample_index_dir: Path) -> None:
-    anon = httpx.get(server.url + "/health").json()
+    anon = httpx.get(server.url + "/health", timeout=HTTP_TIMEOUT).json()
     assert anon["ready"] and anon["documents"] == 4
     assert anon["index"] is None and anon["llm"] is None and anon["loaded"] is None
     assert str(sample_index_dir) not in str(anon)
-    wrong = httpx.get(server.url + "/health", headers={"Authorization": "Bearer no"}).json()
+    wrong = httpx.get(
+        server.url + "/health", headers={"Authorization": "Bearer no"}, timeout=HTTP_TIMEOUT
+    ).json()
     assert wrong["index"] is None
-    full = httpx.get(server.url + "/health", headers=AUTH).json()
+    full = httpx.get(server.url + "/health", headers=AUTH, timeout=HTTP_TIMEOUT).json()
     assert full["index"] == str(sample_index_dir) and full["loaded"]
 
 
 def test_docs_are_served_offline_with_a_csp(server: Server) -> None:
-    r = httpx.get(server.url + "/docs")
+    r = httpx.get(server.url + "/docs", timeout=HTTP_TIMEOUT)
     assert r.status_code == 200
     csp = r.headers["content-security-policy"]
     assert "default-src 'none'" in csp and "script-src 'self'" in csp
@@ -113,9 +118,11 @@ def test_docs_are_served_offline_with_a_csp(server: Server) -> None:
     assert urls and all(u.startswith("/docs/static/") for u in urls), urls
     assert "cdn" not in r.text.lower()
     for u in urls:
-        assert httpx.get(server.url + u).status_code == 200, u
-    assert httpx.get(server.url + "/redoc").status_code == 404  # it would load a CDN
-    assert httpx.get(server.url + "/openapi.json").status_code == 200
+        assert httpx.get(server.url + u, timeout=HTTP_TIMEOUT).status_code == 200, u
+    assert (
+        httpx.get(server.url + "/redoc", timeout=HTTP_TIMEOUT).status_code == 404
+    )  # it would load a CDN
+    assert httpx.get(server.url + "/openapi.json", timeout=HTTP_TIMEOUT).status_code == 200
 
 
 def test_every_error_is_error_json(server: Server) -> None:
@@ -127,7 +134,7 @@ def test_every_error_is_error_json(server: Server) -> None:
         ({"query": "x", "method": "nope"}, 400),
     ]
     for body, status in cases:
-        r = httpx.post(server.url + "/search", json=body, headers=AUTH)
+        r = httpx.post(server.url + "/search", json=body, headers=AUTH, timeout=HTTP_TIMEOUT)
         assert r.status_code == status and set(r.json()) == {"error"}, (body, r.text)
     for raw in (
         b'{"query": "\\ud800"}',
@@ -140,9 +147,10 @@ def test_every_error_is_error_json(server: Server) -> None:
             server.url + "/search",
             content=raw,
             headers={**AUTH, "Content-Type": "application/json"},
+            timeout=HTTP_TIMEOUT,
         )
         assert r.status_code == 422 and set(r.json()) == {"error"}, (raw, r.text)
-    r = httpx.post(server.url + "/search", json={"query": "x"})
+    r = httpx.post(server.url + "/search", json={"query": "x"}, timeout=HTTP_TIMEOUT)
     assert r.status_code == 401 and set(r.json()) == {"error"}
 
 

@@ -29,6 +29,9 @@ from ragsieve.llm.server import free_port
 
 pytestmark = pytest.mark.integration
 
+#: Seconds an HTTP call may take before it counts as hung (a hang guard, not a speed check).
+HTTP_TIMEOUT = 300
+
 TOKEN = "test-token-0123456789"
 SEARCH_KEYS = {"chunk_id", "doc_id", "title", "text", "score", "start", "end", "tokens"}
 ASK_KEYS = {"question", "method", "answer", "context", "tokens", "cost", "timings", "trace"}
@@ -76,7 +79,7 @@ def auth() -> dict[str, str]:
 
 # ----------------------------------------------------------------------------- real processes
 def test_health(server: Server, sample_index_dir: Path) -> None:
-    r = httpx.get(server.url + "/health")
+    r = httpx.get(server.url + "/health", timeout=HTTP_TIMEOUT)
     assert r.status_code == 200
     body = r.json()
     assert body == {
@@ -97,7 +100,11 @@ def test_search_matches_the_python_api(server: Server, sample_index_dir: Path) -
     from ragsieve import search
 
     q = "When was the Fresnel lens first installed?"
-    r = httpx.post(server.url + "/search", json={"query": q, "k": 2, "retriever": "hybrid"})
+    r = httpx.post(
+        server.url + "/search",
+        json={"query": q, "k": 2, "retriever": "hybrid"},
+        timeout=HTTP_TIMEOUT,
+    )
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["query"] == q and body["retriever"] == "hybrid"
@@ -191,13 +198,18 @@ def test_explain_and_ask_with_explain(server: Server, sample_index_dir: Path) ->
     assert ans["explain"]["selected"] == rep["selected"]  # deterministic retrieval
     assert "generate" in ans["explain"]["seconds"] and ans["explain"]["documents"]
     # Errors stay one-line JSON.
-    r = httpx.post(server.url + "/explain", json={"question": "x", "method": "nope"})
+    r = httpx.post(
+        server.url + "/explain", json={"question": "x", "method": "nope"}, timeout=HTTP_TIMEOUT
+    )
     assert r.status_code == 400 and set(r.json()) == {"error"}
-    assert httpx.post(server.url + "/explain", json={"question": ""}).status_code == 422
+    assert (
+        httpx.post(server.url + "/explain", json={"question": ""}, timeout=HTTP_TIMEOUT).status_code
+        == 422
+    )
 
 
 def test_viewer_page_is_served_self_contained(server: Server) -> None:
-    r = httpx.get(server.url + "/")
+    r = httpx.get(server.url + "/", timeout=HTTP_TIMEOUT)
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
     csp = r.headers["content-security-policy"]
     assert "default-src 'none'" in csp and "connect-src 'self'" in csp
@@ -212,28 +224,66 @@ def test_viewer_page_is_served_self_contained(server: Server) -> None:
 def test_validation_and_limits(server: Server) -> None:
     url = server.url
     for bad in ({"query": ""}, {"query": "x", "k": 0}, {"query": "x", "k": 101}):
-        assert httpx.post(url + "/search", json=bad).status_code == 422, bad
-    assert httpx.post(url + "/search", json={"query": "x" * 2001}).status_code == 422
-    assert httpx.post(url + "/search", json={"query": "x", "retriever": "sql"}).status_code == 422
-    assert httpx.post(url + "/search", json={"query": "x", "top": 3}).status_code == 422
-    assert httpx.post(url + "/ask", json={"question": "x", "budget": 0}).status_code == 422
-    assert httpx.post(url + "/ask", json={"question": "x", "total_budget": 0}).status_code == 422
-    assert httpx.post(url + "/ask", json={"question": "x", "max_tokens": 4096}).status_code == 422
+        assert httpx.post(url + "/search", json=bad, timeout=HTTP_TIMEOUT).status_code == 422, bad
+    assert (
+        httpx.post(url + "/search", json={"query": "x" * 2001}, timeout=HTTP_TIMEOUT).status_code
+        == 422
+    )
+    assert (
+        httpx.post(
+            url + "/search", json={"query": "x", "retriever": "sql"}, timeout=HTTP_TIMEOUT
+        ).status_code
+        == 422
+    )
+    assert (
+        httpx.post(url + "/search", json={"query": "x", "top": 3}, timeout=HTTP_TIMEOUT).status_code
+        == 422
+    )
+    assert (
+        httpx.post(
+            url + "/ask", json={"question": "x", "budget": 0}, timeout=HTTP_TIMEOUT
+        ).status_code
+        == 422
+    )
+    assert (
+        httpx.post(
+            url + "/ask", json={"question": "x", "total_budget": 0}, timeout=HTTP_TIMEOUT
+        ).status_code
+        == 422
+    )
+    assert (
+        httpx.post(
+            url + "/ask", json={"question": "x", "max_tokens": 4096}, timeout=HTTP_TIMEOUT
+        ).status_code
+        == 422
+    )
     # Strict types: JSON true, "3" or 3.0 is not an int, 5 is not a query string.
     for bad in ({"query": "x", "k": True}, {"query": "x", "k": "3"}, {"query": 5}):
-        r = httpx.post(url + "/search", json=bad)
+        r = httpx.post(url + "/search", json=bad, timeout=HTTP_TIMEOUT)
         assert r.status_code == 422, bad
         assert r.json()["error"].split(":")[0] in ("k", "query"), r.text
-    assert httpx.post(url + "/ask", json={"question": "x", "k": 2.0}).status_code == 422
-    assert httpx.post(url + "/search", json={"query": "x", "k": 3}).status_code == 200
+    assert (
+        httpx.post(url + "/ask", json={"question": "x", "k": 2.0}, timeout=HTTP_TIMEOUT).status_code
+        == 422
+    )
+    assert (
+        httpx.post(url + "/search", json={"query": "x", "k": 3}, timeout=HTTP_TIMEOUT).status_code
+        == 200
+    )
     # Oversized bodies: refused by the declared length, and while a chunked body streams in.
     big = json.dumps({"query": "a" * 70_000}).encode()
-    r = httpx.post(url + "/search", content=big, headers={"Content-Type": "application/json"})
+    r = httpx.post(
+        url + "/search",
+        content=big,
+        headers={"Content-Type": "application/json"},
+        timeout=HTTP_TIMEOUT,
+    )
     assert r.status_code == 413 and "too large" in r.json()["error"]
     r = httpx.post(
         url + "/search",
         content=iter([big[:40_000], big[40_000:]]),
         headers={"Content-Type": "application/json"},
+        timeout=HTTP_TIMEOUT,
     )
     assert r.status_code == 413 and "too large" in r.json()["error"]
     # Errors the pipeline raises are 400 with a one-line JSON error.
@@ -243,18 +293,20 @@ def test_validation_and_limits(server: Server) -> None:
         ("/ask", {"question": "x", "method": "nope"}),
         ("/ask", {"question": "x", "total_budget": 3}),
     ):
-        r = httpx.post(url + path, json=bad)
+        r = httpx.post(url + path, json=bad, timeout=HTTP_TIMEOUT)
         assert r.status_code == 400 and set(r.json()) == {"error"}, (bad, r.text)
-    assert httpx.get(url + "/nope").json() == {"error": "Not Found"}
+    assert httpx.get(url + "/nope", timeout=HTTP_TIMEOUT).json() == {"error": "Not Found"}
 
 
 def test_openapi_docs(server: Server) -> None:
-    spec = httpx.get(server.url + "/openapi.json").json()
+    spec = httpx.get(server.url + "/openapi.json", timeout=HTTP_TIMEOUT).json()
     assert {"/search", "/ask", "/explain", "/health", "/"} <= set(spec["paths"])
     schemas = spec["components"]["schemas"]
     assert "explain" in schemas["AskRequest"]["properties"]
     assert "documents" in schemas["ExplainResponse"]["properties"]
-    assert httpx.get(server.url + "/docs").status_code == 200  # offline: tests/serve/test_limits.py
+    assert (
+        httpx.get(server.url + "/docs", timeout=HTTP_TIMEOUT).status_code == 200
+    )  # offline: tests/serve/test_limits.py
 
 
 def test_concurrent_requests_match_sequential(server: Server) -> None:
@@ -301,18 +353,31 @@ def test_concurrent_requests_match_sequential(server: Server) -> None:
 
 def test_token_required_except_health_and_docs(locked: Server) -> None:
     q = {"query": "Fresnel lens", "k": 1}
-    r = httpx.post(locked.url + "/search", json=q)
+    r = httpx.post(locked.url + "/search", json=q, timeout=HTTP_TIMEOUT)
     assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
     assert set(r.json()) == {"error"}
     bad = {"Authorization": "Bearer wrong-token"}
-    assert httpx.post(locked.url + "/search", json=q, headers=bad).status_code == 401
-    assert httpx.post(locked.url + "/ask", json={"question": "x"}).status_code == 401
-    assert httpx.post(locked.url + "/explain", json={"question": "x"}).status_code == 401
-    assert httpx.get(locked.url + "/").status_code == 200  # the page itself needs no token
-    r = httpx.post(locked.url + "/search", json=q, headers=auth())
+    assert (
+        httpx.post(locked.url + "/search", json=q, headers=bad, timeout=HTTP_TIMEOUT).status_code
+        == 401
+    )
+    assert (
+        httpx.post(locked.url + "/ask", json={"question": "x"}, timeout=HTTP_TIMEOUT).status_code
+        == 401
+    )
+    assert (
+        httpx.post(
+            locked.url + "/explain", json={"question": "x"}, timeout=HTTP_TIMEOUT
+        ).status_code
+        == 401
+    )
+    assert (
+        httpx.get(locked.url + "/", timeout=HTTP_TIMEOUT).status_code == 200
+    )  # the page itself needs no token
+    r = httpx.post(locked.url + "/search", json=q, headers=auth(), timeout=HTTP_TIMEOUT)
     assert r.status_code == 200 and r.json()["results"]
-    assert httpx.get(locked.url + "/health").status_code == 200
-    assert httpx.get(locked.url + "/openapi.json").status_code == 200
+    assert httpx.get(locked.url + "/health", timeout=HTTP_TIMEOUT).status_code == 200
+    assert httpx.get(locked.url + "/openapi.json", timeout=HTTP_TIMEOUT).status_code == 200
 
 
 def test_unreachable_llm_is_a_502_json_error(locked: Server) -> None:
@@ -326,7 +391,9 @@ def test_unreachable_llm_is_a_502_json_error(locked: Server) -> None:
     body = r.json()
     assert set(body) == {"error"} and "unreachable" in body["error"]
     assert "Traceback" not in r.text
-    r = httpx.post(locked.url + "/search", json={"query": "Rosetta"}, headers=auth())
+    r = httpx.post(
+        locked.url + "/search", json={"query": "Rosetta"}, headers=auth(), timeout=HTTP_TIMEOUT
+    )
     assert r.status_code == 200 and r.json()["results"]
 
 
@@ -342,9 +409,10 @@ def test_new_index_commits_become_visible(
         locked.url + "/search",
         json={"query": "axolotl regeneration", "k": 1, "retriever": "bm25"},
         headers=auth(),
+        timeout=HTTP_TIMEOUT,
     )
     assert r.status_code == 200 and "axolotl" in r.json()["results"][0]["text"]
-    assert httpx.get(locked.url + "/health").json()["documents"] == 5
+    assert httpx.get(locked.url + "/health", timeout=HTTP_TIMEOUT).json()["documents"] == 5
 
 
 def test_serve_refuses_to_start_with_one_line_errors(

@@ -62,6 +62,7 @@ from ragsieve.errors import ConfigError, IndexStoreError, InputError, LLMError, 
 from ragsieve.index import Index
 from ragsieve.index.store import MANIFEST
 from ragsieve.methods import DEFAULT_METHOD, Method, MethodSpec, Retrieval
+from ragsieve.serve.gate import ModelGate, check_default_method
 from ragsieve.serve.limits import MAX_BUDGET, MAX_K, check_http_options
 from ragsieve.types import scored_json
 
@@ -78,9 +79,19 @@ MAX_TOTAL_BUDGET = 1_000_000
 MAX_ANSWER_TOKENS = 2048
 #: Request bodies above this are refused with 413 before they are parsed.
 MAX_BODY_BYTES = 64 * 1024
-#: Rerankers a client may name by default: the offline, shipped ones. Other names load a model
-#: from a server-side path or download one from a hub, which a remote client must not trigger.
-DEFAULT_RERANKERS: tuple[str, ...] = ("ensemble", "bi-encoder", "bm25", "cross-encoder")
+#: Models a client's request may make the server load by default (``serve --rerankers``): the
+#: offline, shipped ones: the rerankers by name, the evidence tagger and CARROT's agent. Other
+#: names load a model from a server-side path or download one from a hub, which a remote client
+#: must not trigger. The models of the server's own default method are loaded at start-up and
+#: usable whatever the list says.
+DEFAULT_RERANKERS: tuple[str, ...] = (
+    "ensemble",
+    "bi-encoder",
+    "bm25",
+    "cross-encoder",
+    "tagger",
+    "agent",
+)
 #: How often (seconds) a request may check whether ``ragsieve index`` committed a new version.
 DEFAULT_RELOAD_INTERVAL = 1.0
 #: Most documents an evidence report (``/explain``, ``/ask`` with ``explain``) shows.
@@ -328,21 +339,22 @@ class ServerState:
     ) -> None:
         from ragsieve.llm import get_llm
 
+        # The default method's models: every file checked now (a missing tagger folder in
+        # --config fails start-up, not every request after), and usable by any request.
+        uses = check_default_method(default_method, llm_spec)
         self.index_dir = Path(index_dir)
         self._index = Index.open(self.index_dir)
         self._tables = dict(self._index.manifest["tables"])
         self.reload_interval = reload_interval
         self._reload_lock = threading.Lock()
         self._next_check = time.monotonic() + reload_interval
-        self.rerankers = None if rerankers is None else frozenset(rerankers)
-        self._warm_rerankers: set[tuple[str, str]] = set()
-        self._reranker_lock = threading.Lock()
         self.llm_spec = llm_spec
         llm = get_llm(llm_spec, **(llm_options or {}))
         self.llm_name = str(getattr(llm, "name", llm_spec))
         self.default_method = default_method
         #: What has been loaded, in order (``/health``'s ``loaded``).
         self.loaded: list[str] = []
+        self.gate = ModelGate(rerankers, uses, self.loaded)
         if preload:
             try:
                 # Load the query embedder now (and run it once): not on the first request, and
@@ -354,11 +366,11 @@ class ServerState:
                 # before the LLM: a method the index cannot serve must fail before llama.cpp
                 # starts its server threads (stopping them right after start can block in
                 # accept(): issue 32's `serve --config` hang).
-                self.method(None, self._index)
+                self.method(None, self._index, endpoint=None)
                 load = getattr(llm, "load", None)
                 if callable(load):
                     load()
-                self.loaded += [
+                self.loaded[:0] = [  # first: the default method's rerankers warmed above
                     f"query embedder {qe.name}",
                     f"llm {self.llm_name}",
                     f"method {self.default_method_label()}",
@@ -406,40 +418,37 @@ class ServerState:
         log.info("index reloaded: %s documents, %s chunks", s["documents"], s["chunks"])
 
     def check_reranker(self, name: str | None, index: Index) -> None:
-        """Refuse rerankers outside the allow-list; build an allowed one once, under a lock."""
-        if name is None:
-            return
-        if self.rerankers is not None and name not in self.rerankers:
-            allowed = ", ".join(sorted(self.rerankers)) or "none"
-            raise ConfigError(f"reranker {name!r} is not enabled on this server: use {allowed}")
-        key = (name, index.config.embedder)
-        if key in self._warm_rerankers:
-            return
-        from ragsieve.rerank import get_reranker
+        """Refuse a reranker outside the allow-list; build an allowed one once, under a lock."""
+        self.gate.check_reranker(name, index)
 
-        with self._reranker_lock:
-            if key not in self._warm_rerankers:
-                get_reranker(name, index.config.embedder)  # positional: same lru_cache key
-                self._warm_rerankers.add(key)
-                self.loaded.append(f"reranker {name}")
-
-    def method(self, text: str | MethodSpec | None, index: Index, **run: Any) -> Method:
-        """The method of spec ``text``, built by the one spec parser. A client's spec may set
-        only the options declared safe for the network, each within its bound
-        (:mod:`ragsieve.serve.limits`), and a reranker it names must be on the allow-list;
-        the server's own default (``serve --config``) is trusted as given."""
-        from ragsieve.methods import build_method
+    def method(
+        self,
+        text: str | MethodSpec | None,
+        index: Index,
+        endpoint: str | None = "ask",
+        **run: Any,
+    ) -> Method:
+        """The method of spec ``text`` (None: the server's default), built by the one spec
+        parser, for ``endpoint`` (``search``, ``ask``, ``explain``; None: start-up). A client's
+        spec may set only the options declared safe for the network, each within its bound
+        (:mod:`ragsieve.serve.limits`); every model the resolved config would load, defaults
+        included, must be on the allow-list or already loaded by the server's default method;
+        an LLM judge runs only on ``/ask``, with the server's LLM. The server's own default
+        (``serve --config``) is trusted as given."""
+        from ragsieve.methods.models import build_lending, spec_models
         from ragsieve.methods.spec import as_spec, canonical_options, make_config, method_def
 
         spec = as_spec(self.default_method if text is None else text)
         if text is not None:
             defn = method_def(spec.name)
             make_config(defn, spec.options, run)  # unknown keys and bad types: the usual line
-            opts = canonical_options(defn, spec.options)
-            check_http_options(spec.name, opts, lambda name: self.check_reranker(name, index))
-        run_reranker = run.get("reranker")
-        self.check_reranker(run_reranker if isinstance(run_reranker, str) else None, index)
-        return build_method(spec, index, **run)
+            check_http_options(spec.name, canonical_options(defn, spec.options))
+        spec, uses = spec_models(spec, run, llm=self.llm_spec)
+        self.gate.check(spec.label, uses, endpoint, index)
+        run_reranker = run.get("reranker")  # refused even where the method ignores it
+        self.gate.check_reranker(run_reranker if isinstance(run_reranker, str) else None)
+        lend = getattr(self, "llm", None) if endpoint == "ask" else None
+        return build_lending(spec, index, lend, **run)
 
     def close(self) -> None:
         close = getattr(self.llm, "close", None)
@@ -769,17 +778,17 @@ def _add_rag_routes(app: FastAPI, state: ServerState, protected: list[Any]) -> N
         from ragsieve.api import search as do_search
 
         idx = state.index()
-        state.check_reranker(req.reranker, idx)
         out: dict[str, Any] = {"query": req.query, "retriever": req.retriever}
         if req.method is not None:
             run = {"k": req.k, "budget": req.budget, "retriever": req.retriever}
-            method = state.method(req.method, idx, reranker=req.reranker, **run)
+            method = state.method(req.method, idx, "search", reranker=req.reranker, **run)
             r = method.retrieve([req.query])[0]
             out.update(results=scored_json(list(r.context.chunks)), method=req.method)
             return JSONResponse(out)
         if req.budget is not None:
             raise InputError("budget needs a method (plain search returns the top k)")
         retriever = req.retriever or "dense"
+        state.check_reranker(req.reranker, idx)
         hits = do_search(req.query, idx, k=req.k, retriever=retriever, reranker=req.reranker)
         out.update(retriever=retriever, results=scored_json(hits))
         return JSONResponse(out)
@@ -795,7 +804,7 @@ def _add_rag_routes(app: FastAPI, state: ServerState, protected: list[Any]) -> N
         with ``explain``, also the evidence report of the retrieval the answer used."""
         idx = state.index()
         run = {"k": req.k, "budget": req.budget, "retriever": req.retriever}
-        method = state.method(req.method, idx, reranker=req.reranker, **run)
+        method = state.method(req.method, idx, "ask", reranker=req.reranker, **run)
         # Method.ask is exactly retrieve + answer; split here so the report reuses the retrieval.
         r = method.retrieve([req.question])[0]
         answer = method.answer(
@@ -828,7 +837,7 @@ def _add_rag_routes(app: FastAPI, state: ServerState, protected: list[Any]) -> N
         selected ones marked (``ragsieve explain --json`` plus ``documents``)."""
         idx = state.index()
         run = {"k": req.k, "budget": req.budget, "retriever": req.retriever}
-        method = state.method(req.method, idx, reranker=req.reranker, **run)
+        method = state.method(req.method, idx, "explain", reranker=req.reranker, **run)
         r = method.retrieve([req.question])[0]
         return JSONResponse(_evidence(idx, r))
 

@@ -38,6 +38,17 @@ def _check_port(host: str, port: int) -> None:
         raise InputError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
 
 
+def _check_model_files(spec: Any, llm: str, config: Path) -> None:
+    """Every file a ``--config`` method would read its models from must exist now: a server
+    that started without them would fail every request (exit 2, one line, before any load)."""
+    from ragsieve.serve.gate import check_default_method
+
+    try:
+        check_default_method(spec, llm)
+    except ConfigError as e:
+        raise ConfigError(f"--config {config}: {e}") from None
+
+
 #: Seconds a failed start-up may take to exit after its error line (then it is forced).
 EXIT_GRACE_S = 3.0
 
@@ -93,10 +104,12 @@ def serve(
     rerankers: Annotated[
         str,
         typer.Option(
-            help="Comma-separated rerankers clients may name; '*' allows any (loads models "
-            "from paths or hubs on request)."
+            help="Comma-separated models a request may make the server load, by an option or "
+            "by its method's defaults: reranker names, 'tagger', 'agent'; '*' allows any "
+            "(loads models from paths or hubs on request). The default method's are always "
+            "usable."
         ),
-    ] = "ensemble,bi-encoder,bm25,cross-encoder",
+    ] = "ensemble,bi-encoder,bm25,cross-encoder,tagger,agent",
     reload_interval: Annotated[
         float, typer.Option(min=0, help="Seconds between checks for a new index commit.")
     ] = 1.0,
@@ -131,6 +144,7 @@ def serve(
         from ragsieve.methods import check_spec, spec_from_toml
 
         default_method = check_spec(spec_from_toml(config))
+        _check_model_files(default_method, llm, config)
     _check_port(host, port)
     llm_options: dict[str, Any] = {}
     if llm_ctx is not None:

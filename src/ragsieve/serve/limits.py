@@ -5,8 +5,9 @@ CLI's, whose options can name models and folders (``tagger_model``, ``agent_dir`
 a scorer path, an ``llm`` endpoint) and take any number (``naive[k=100000]``). Over HTTP only
 the options listed here are accepted, each within the same limits as the request fields
 (``k`` at most ``MAX_K``, a budget at most ``MAX_BUDGET``) or a small cap of its own; anything
-else is a 400 naming the option. A reranker or scorer name goes through the server's reranker
-allow-list (``serve --reranker``), the only way to let a client load another model.
+else is a 400 naming the option. Which *models* a request may load is decided from the
+resolved config, defaults included (``sage`` loads the ensemble even when no ``reranker=`` is
+given): :class:`ragsieve.serve.gate.ModelGate` against ``serve --rerankers``.
 """
 
 from __future__ import annotations
@@ -135,11 +136,13 @@ def _number(key: str, value: Any, b: Bound) -> None:
 def check_http_options(
     method: str,
     options: Mapping[str, Any],
-    check_reranker: Callable[[str], None],
+    check_reranker: Callable[[str], None] | None = None,
 ) -> None:
     """Refuse (:class:`ConfigError`, a 400) any option of a client's spec for ``method`` that is
     not declared safe for the network or is outside its bound. ``options`` use the config's
-    field names; ``check_reranker`` applies the server's allow-list to a named model."""
+    field names; ``check_reranker``, if given, applies an allow-list to a named reranker (the
+    server checks every model of the resolved config instead, defaults included:
+    :func:`ragsieve.methods.models.models_of`)."""
     allowed = {**COMMON, **SAFE.get(method, {})}
     for key, value in options.items():
         b = allowed.get(key)
@@ -160,5 +163,5 @@ def check_http_options(
         elif b.kind == "choice":
             if value not in b.choices:
                 raise ConfigError(f"option {key} must be one of {', '.join(b.choices)}")
-        elif value not in b.choices:  # a reranker (or a scorer naming one)
+        elif value not in b.choices and check_reranker is not None:  # a reranker's name
             check_reranker(value)
