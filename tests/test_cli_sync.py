@@ -4,7 +4,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -73,3 +78,143 @@ def test_asking_for_a_sentence_table_names_it_and_offers_force(writable_index: P
         "sentences=(unset) (asked True)",
     )
     assert "was built with ;" not in line and "--force" in line
+
+
+def _corpus(root: Path, *rels: str) -> dict[str, str]:
+    """Small text files under ``root``; relative name -> document id."""
+    ids = {}
+    for n, rel in enumerate(rels):
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(f"# Note {n}\n\nThe note number {n} mentions the word {rel!r}.\n")
+        ids[rel] = str(p.resolve())
+    return ids
+
+
+def _index(folder: Path, idx: Path, *cmd: str) -> subprocess.CompletedProcess[str]:
+    p = run(*cmd, "index", str(folder), "--index", str(idx), "--embedder", "minilm-onnx")
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    return p
+
+
+def test_rm_removes_only_what_the_user_named(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    ids = _corpus(docs, "d/a.md", "d/a1.md", "d/a[1].md", "d/sub/b.md", "c.txt")
+    idx = tmp_path / "ix"
+    _index(docs, idx)
+    # An empty or blank name (a script's empty variable) is refused; nothing is removed.
+    for name in ("", "  "):
+        assert_one_line_error(run("rm", name, "--index", str(idx)), 2, "names no document")
+        assert_one_line_error(run("rm", str(docs / "c.txt"), name, "--index", str(idx)), 2, "")
+    assert _ids(idx) == set(ids.values())
+    # A bracket name that is an indexed file is that file, not the glob ``a1.md``.
+    p = run("rm", str(docs / "d" / "a[1].md"), "--index", str(idx))
+    assert p.returncode == 0 and p.stdout.strip() == f"removed 1 document: {ids['d/a[1].md']}"
+    # ``*`` stays inside d/: d/sub/b.md stays, and the line names what went.
+    p = run("rm", str(docs / "d" / "*.md"), "--index", str(idx))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == f"removed 2 documents: {ids['d/a.md']}, {ids['d/a1.md']}"
+    assert _ids(idx) == {ids["d/sub/b.md"], ids["c.txt"]}
+    p = run("rm", str(docs / "**" / "*.md"), "--index", str(idx), "--json")
+    assert json.loads(p.stdout) == {"removed": [ids["d/sub/b.md"]], "missing": []}
+    assert _ids(idx) == {ids["c.txt"]}
+
+
+def test_rm_of_many_names_the_first_and_counts_the_rest(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    ids = _corpus(docs, *(f"n{i:02}.md" for i in range(13)))
+    idx = tmp_path / "ix"
+    _index(docs, idx)
+    p = run("rm", str(docs), "--index", str(idx))
+    assert p.returncode == 0, p.stderr
+    first = ", ".join(sorted(ids.values())[:10])
+    assert p.stdout.strip() == f"removed 13 documents: {first} and 3 more (--json lists them all)"
+
+
+def test_a_folder_sync_follows_its_symlinks_and_survives_loops(tmp_path: Path) -> None:
+    docs, outside = tmp_path / "docs", tmp_path / "outside"
+    ids = _corpus(docs, "a.md", "b.md")
+    target = _corpus(outside, "t.md", "u.md")
+    (docs / "link.md").symlink_to(outside / "t.md")  # a file from elsewhere, through a link
+    (docs / "alias.md").symlink_to(docs / "a.md")  # the same file twice: one document
+    (docs / "dangling.md").symlink_to(outside / "u.md")
+    (docs / "loop.md").symlink_to(docs / "loop.md")
+    (docs / "loopA").symlink_to(docs / "loopB")
+    (docs / "loopB").symlink_to(docs / "loopA")
+    idx = tmp_path / "ix"
+    p = _index(docs, idx)
+    assert "skipped" in p.stderr and "loop.md" in p.stderr
+    assert _ids(idx) == {*ids.values(), *target.values()}
+
+    (outside / "u.md").unlink()  # the link dangles: skipped with a warning, its document kept
+    (docs / "link.md").unlink()  # the link left the folder: its target's document leaves too
+    p = _index(docs, idx)
+    assert "warning: skipped" in p.stderr and "dangling.md" in p.stderr
+    assert f"removed 1 document whose file has left {docs}" in p.stdout, p.stdout
+    assert p.stdout.strip().endswith(target["t.md"])
+    assert _ids(idx) == {*ids.values(), target["u.md"]}
+
+
+def _nobody_cli() -> list[str] | None:
+    """A command line that runs the CLI as a user that a mode-000 folder stops (uid 65534 when
+    we are root), or None when there is none here."""
+    if os.geteuid() != 0:
+        return [sys.executable, "-m", "ragsieve.cli"]
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    drop = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    # This interpreter may sit under /root (mode 700); a system one of the same version reads
+    # the environment's site-packages instead.
+    site_dir = sysconfig.get_paths()["purelib"]
+    boot = (
+        f"import site, sys, runpy; site.addsitedir({site_dir!r}); "
+        "sys.argv = ['ragsieve', *sys.argv[1:]]; runpy.run_module('ragsieve.cli', "
+        "run_name='__main__')"
+    )
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    for argv in ([sys.executable, "-c", boot], [f"/usr/bin/{version}", "-S", "-c", boot]):
+        probe = subprocess.run(
+            [*drop, *argv, "--version"], capture_output=True, text=True, timeout=120, cwd="/"
+        )
+        if probe.returncode == 0:
+            return [*drop, *argv]
+    return None
+
+
+def test_a_folder_that_cannot_be_read_keeps_its_documents(tmp_path: Path) -> None:
+    cli = _nobody_cli()
+    if cli is None:
+        pytest.skip("no unprivileged user can run the CLI here (setpriv, python)")
+    work = tmp_path / "w"
+    docs = work / "docs"
+    ids = _corpus(docs, "a.md", "sub/b.md", "sub/c.md")
+    idx = work / "ix"
+    work.chmod(0o777)
+    if os.geteuid() == 0:
+        for p in [work, *work.rglob("*")]:
+            os.chown(p, 65534, 65534)
+        tmp_path.chmod(0o755)
+        for parent in tmp_path.parents:  # pytest's basetemp is 700 under root
+            if parent.stat().st_mode & 0o001 == 0 and str(parent).startswith(tempfile.gettempdir()):
+                parent.chmod(parent.stat().st_mode | 0o005)
+    env = {**os.environ, "HOME": str(work)}
+
+    def cli_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*cli, *args], capture_output=True, text=True, timeout=300, env=env, cwd=work
+        )
+
+    p = cli_run("index", str(docs), "--index", str(idx), "--embedder", "minilm-onnx")
+    assert p.returncode == 0, p.stderr
+    sub = docs / "sub"
+    try:
+        for mode in (0o000, 0o600, 0o100):  # unreadable, unsearchable, unlistable
+            sub.chmod(mode)
+            p = cli_run("index", str(docs), "--index", str(idx))
+            assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+            assert f"warning: skipped {sub}: cannot read this folder" in p.stderr, p.stderr
+            assert "removed" not in p.stdout, p.stdout
+            assert _ids(idx) == set(ids.values())
+    finally:
+        sub.chmod(0o755)

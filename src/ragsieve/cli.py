@@ -185,38 +185,17 @@ def _print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
 
 
-#: Piped progress: a line when a stage starts, when it ends, and at most this often between.
-PIPED_PROGRESS_EVERY_S = 10.0
-
-
 def _progress() -> tuple[Any, Any]:
     """Progress on stderr and the callback that drives it: rich bars on a terminal; when stderr
-    is piped or a file, one line per stage as it starts and ends (and every 10 s between), so
-    a long step is never silent."""
-    import contextlib
-    import time
-
+    is piped or a file, one line per stage as it starts and ends, and one at least every 10 s
+    while it runs (:class:`ragsieve.progress.PipedProgress`), so a long step is never silent."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     if not sys.stderr.isatty():
-        started: dict[str, float] = {}
-        last: dict[str, float] = {}
+        from ragsieve.progress import PipedProgress
 
-        def line(stage: str, done: int, total: int) -> None:
-            now = time.monotonic()
-            if stage not in started:
-                started[stage] = last[stage] = now
-                if done < total:
-                    _say(f"{stage}: {done}/{total}")
-                    return
-            if done >= total and last.get(stage) != -1.0:
-                _say(f"{stage}: {done}/{total} done in {now - started[stage]:.1f}s")
-                last[stage] = -1.0  # reported; a later call with the same total stays quiet
-            elif done < total and now - last[stage] >= PIPED_PROGRESS_EVERY_S:
-                _say(f"{stage}: {done}/{total} ({now - started[stage]:.0f}s)")
-                last[stage] = now
-
-        return contextlib.nullcontext(), line
+        piped = PipedProgress(write=_say)
+        return piped, piped
 
     prog = Progress(
         TextColumn("{task.description}"),
@@ -287,9 +266,10 @@ def _index_to_write(
     engine: str,
     force: bool,
     wait: float,
+    progress: Any = None,
 ) -> tuple[Any, Any]:
     """The index to add to (opened, or created after the inputs were checked) and, for a new
-    local index, its inputs already read (so they are read once)."""
+    local index, its inputs already read (so they are read once; ``progress`` hears it)."""
     import dataclasses
 
     from ragsieve.index import Index, IndexConfig
@@ -324,7 +304,7 @@ def _index_to_write(
     if engine == "ray":
         list_files(paths)
     else:
-        loaded = load_paths(paths)
+        loaded = load_paths(paths, progress)
     if force:
         return _rebuilt(index_dir, cfg, wait), loaded
     return Index.open_or_create(index_dir, cfg, wait=wait, on_wait=_say), loaded
@@ -440,11 +420,11 @@ def index(
     add_paths_ray = _check_engine(engine, address, workers)
     sent_opts = _sentence_options(index_dir, sentences, pareto_context, sentence_passage)
     settings = {"embedder": embedder, "chunker": chunker, "chunk_tokens": chunk_tokens}
-    idx, loaded = _index_to_write(
-        index_dir, paths, settings, sentences, sent_opts, engine, force, wait
-    )
     prog, cb = _progress()
-    with prog:
+    with prog:  # reading a new index's files is a stage too (a 13 MB HTML page takes a while)
+        idx, loaded = _index_to_write(
+            index_dir, paths, settings, sentences, sent_opts, engine, force, wait, cb
+        )
         if add_paths_ray is not None:
             report, skipped = add_paths_ray(
                 idx, paths, address=address, workers=workers, progress=cb
@@ -902,39 +882,55 @@ def eval_cmd(
             )
 
 
+#: ``rm`` names this many removed documents, then the count of the rest.
+RM_SHOWN = 10
+
+
 @app.command()
 def rm(
     doc_ids: Annotated[
         list[str],
         typer.Argument(
-            help="Files, folders (every document under them), quoted globs ('notes/*.md') or "
-            "document ids; a file need not exist any more."
+            help="Files, folders (every document under them), quoted globs ('notes/*.md': * "
+            "stays in one folder, ** crosses folders) or document ids; a file need not exist "
+            "any more."
         ),
     ],
     index_dir: IndexOpt,
     wait: WaitOpt = 60.0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Remove documents from an index. Naming one that is not there (a second rm of the same
-    file) removes nothing and says so; it is not an error (exit 0), like rm -f."""
+    """Remove documents from an index: only those named. Globs follow the shell (``*`` stays in
+    one folder, ``**`` crosses folders; a name that is an indexed file is taken literally); an
+    empty name is refused. Naming one that is not there (a second rm of the same file) removes
+    nothing and says so; it is not an error (exit 0), like rm -f."""
     from ragsieve.index import Index
-    from ragsieve.index.sync import matching_documents
+    from ragsieve.index.sync import check_name, matching_documents
 
+    for arg in doc_ids:  # before the index is opened: an empty variable removes nothing
+        check_name(arg)
     idx = Index.open(index_dir)
     idx.lock_wait, idx.on_lock_wait = wait, _say
     docs = idx.documents()
     ids: list[str] = []
+    seen: set[str] = set()
     missing: list[str] = []
     for arg in doc_ids:
         found = matching_documents(docs, arg)
-        ids.extend(i for i in found if i not in ids)
+        ids.extend(i for i in found if i not in seen)
+        seen.update(found)
         if not found:
             missing.append(arg)
     removed = idx.remove(ids) if ids else []
     if as_json:
         _print_json({"removed": removed, "missing": missing})
         return
-    typer.echo(f"removed {_plural(len(removed), 'document')}")
+    line = f"removed {_plural(len(removed), 'document')}"
+    if removed:
+        more = len(removed) - RM_SHOWN
+        line += ": " + ", ".join(removed[:RM_SHOWN])
+        line += f" and {more} more (--json lists them all)" if more > 0 else ""
+    typer.echo(line)
     if missing:
         typer.echo(f"not in the index {index_dir}: {', '.join(missing)}", err=True)
 
@@ -1041,6 +1037,15 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
+    except Exception as e:
+        from ragsieve.errors import IndexStoreError
+        from ragsieve.index.diskfull import is_no_space, no_space_message
+
+        if debug or not is_no_space(e):
+            raise
+        # A full disk outside an index write (creating an index, a lock file): one line too.
+        sys.stderr.write(f"error: {no_space_message(None)}\n")
+        sys.exit(IndexStoreError.exit_code)
     sys.exit(rv if isinstance(rv, int) else 0)
 
 

@@ -13,14 +13,18 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragsieve.errors import InputError
-from ragsieve.formats import RICH_SUFFIXES, read_rich
+from ragsieve.formats import (
+    RICH_SUFFIXES,
+    collapse_space,
+    read_rich,
+    short_title,
+)
 from ragsieve.types import Document
 
 log = logging.getLogger(__name__)
@@ -28,6 +32,10 @@ log = logging.getLogger(__name__)
 TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".rst", ".text"}
 JSONL_SUFFIXES = {".jsonl"}
 SUPPORTED = TEXT_SUFFIXES | JSONL_SUFFIXES | RICH_SUFFIXES
+
+
+#: The progress stage of :func:`load_paths`.
+READ_STAGE = "read files"
 
 
 @dataclass
@@ -46,26 +54,14 @@ def printable(text: str) -> str:
 
 def _doc_id(path: Path) -> str:
     # Absolute paths keep ids stable whatever the working directory of a later re-index.
-    return printable(str(path.resolve()))
-
-
-#: Whitespace runs longer than this are cut to it when a file is read: a million spaces
-#: overflow the BPE tokenizer's stack (tiktoken panics), and no text needs them.
-MAX_WHITESPACE_RUN = 200
-_LONG_SPACE = re.compile(rf"\s{{{MAX_WHITESPACE_RUN + 1},}}")
+    # ``realpath``, not ``Path.resolve``: a symlink loop must not raise RuntimeError.
+    return printable(os.path.realpath(path))
 
 
 def _collapse_space(text: str) -> str:
-    """Shorten whitespace runs over :data:`MAX_WHITESPACE_RUN` characters (paragraph breaks
-    kept as two newlines, other runs as their first characters)."""
-    if len(text) <= MAX_WHITESPACE_RUN:
-        return text
-
-    def cut(m: re.Match[str]) -> str:
-        run = m.group(0)
-        return "\n\n" if run.count("\n") >= 2 else run[:MAX_WHITESPACE_RUN]
-
-    return _LONG_SPACE.sub(cut, text)
+    """Whitespace runs over 200 characters cut, as
+    every reader does (:func:`ragsieve.formats.collapse_space`)."""
+    return collapse_space(text)
 
 
 def jsonl_doc_id(path: Path, record_id: str) -> str:
@@ -147,6 +143,7 @@ def _read_jsonl(path: Path) -> list[Document]:
         title = obj.get("title") or ""
         if not isinstance(title, str):
             raise InputError(f"{path}:{n}: 'title' must be a string")
+        title = short_title(title)
         for key, value in (("id", doc_id), ("title", title), ("text", body)):
             try:
                 value.encode("utf-8")
@@ -174,15 +171,16 @@ def read_file(path: Path) -> list[Document]:
     if suffix in RICH_SUFFIXES:
         _check_regular(path)
         rich = read_rich(path)
-        title = rich.title or _title_of(path.with_suffix(".md"), rich.text)
-        return [Document(id=_doc_id(path), text=rich.text, title=title, source=str(path))]
+        title = rich.title or short_title(_title_of(path.with_suffix(".md"), rich.text))
+        title, source = printable(title), printable(str(path))
+        return [Document(id=_doc_id(path), text=rich.text, title=title, source=source)]
     if suffix not in TEXT_SUFFIXES:
         raise InputError(
             f"{path}: unsupported file type {suffix or '(none)'}; "
             f"use one of {', '.join(sorted(SUPPORTED))}"
         )
     text = _read_text(path)
-    title, source = printable(_title_of(path, text)), printable(str(path))
+    title, source = printable(short_title(_title_of(path, text))), printable(str(path))
     return [Document(id=_doc_id(path), text=text, title=title, source=source)]
 
 
@@ -193,8 +191,13 @@ MAX_FOLDER_DEPTH = 64
 def _walk(folder: Path) -> Iterator[Path]:
     """Every non-hidden entry under ``folder`` that is not a folder, sorted; iterative (no
     recursion limit), symlinked folders not followed. A folder that cannot be listed or lies
-    deeper than :data:`MAX_FOLDER_DEPTH` is yielded itself, for :func:`read_source` to report."""
+    deeper than :data:`MAX_FOLDER_DEPTH` is yielded itself, for :func:`read_source` to report.
+    A symlink to a file is yielded unless the folder holds that file already (itself, or an
+    earlier link to it): one file, one document, no duplicate id. A symlink loop is yielded,
+    for :func:`read_source` to report as unreadable."""
     found: list[Path] = []
+    links: list[Path] = []
+    real_files: set[str] = set()
     stack: list[tuple[Path, int]] = [(folder, 0)]
     while stack:
         here, depth = stack.pop()
@@ -203,6 +206,10 @@ def _walk(folder: Path) -> Iterator[Path]:
         except OSError:
             found.append(here)
             continue
+        if entries and not os.access(here, os.X_OK):  # names listed, files out of reach
+            found.append(here)
+            continue
+        real_here = os.path.realpath(here)
         for e in entries:
             if e.name.startswith("."):
                 continue
@@ -212,15 +219,26 @@ def _walk(folder: Path) -> Iterator[Path]:
                     found.append(p)
                 else:
                     stack.append((p, depth + 1))
-            elif not (e.is_symlink() and p.is_dir()):
+            elif e.is_symlink():
+                if not p.is_dir():  # a loop or a dangling link is not a folder either
+                    links.append(p)
+            else:
                 found.append(p)  # pipes and devices too: read_source reports them as skipped
+                real_files.add(os.path.join(real_here, e.name))
+    for link in sorted(links):
+        target = os.path.realpath(link)
+        if target not in real_files:
+            real_files.add(target)
+            found.append(link)
     yield from sorted(found)
 
 
 def list_files(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
     """Every file that ``paths`` names, in reading order, with whether it was named explicitly.
 
-    Folders are walked here (hidden entries skipped); reading is left to :func:`read_source`, so
+    Folders are walked here (hidden entries skipped) from their absolute path, so that every
+    document's source says where the walk found it (a symlink's own path: the folder sync
+    removes its document when the link leaves); reading is left to :func:`read_source`, so
     that a distributed engine can list on the driver and read on its workers.
     """
     given = [Path(p) for p in paths]
@@ -228,10 +246,14 @@ def list_files(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
         raise InputError("no input paths given")
     files: list[tuple[Path, bool]] = []
     for path in given:
-        if not path.exists():
-            raise InputError(f"no such file or directory: {path}")
-        if path.is_dir():
-            files.extend((f, False) for f in _walk(path))
+        try:
+            mode = path.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError) as e:
+            raise InputError(f"no such file or directory: {path}") from e
+        except OSError as e:  # permission denied on a parent folder, a symlink loop
+            raise InputError(f"cannot read {path}: {e.strerror or e}") from e
+        if stat.S_ISDIR(mode):
+            files.extend((f, False) for f in _walk(Path(os.path.abspath(path))))
         else:
             files.append((path, True))
     return files
@@ -240,7 +262,9 @@ def list_files(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
 def read_source(path: Path, explicit: bool) -> tuple[list[Document], str | None]:
     """The documents of one listed file, or ``([], reason)`` for a file a folder scan skips.
 
-    An explicitly named file that cannot be read raises :class:`InputError` instead.
+    An explicitly named file that cannot be read raises :class:`InputError` instead. Any
+    failure of a reader (a library's own exception, a panic in native code, a memory error on
+    a hostile file) is such a one-line reason: one bad file never fails a folder.
     """
     if not explicit and path.is_dir():  # what _walk could not enter
         if not os.access(path, os.R_OK | os.X_OK):
@@ -254,7 +278,16 @@ def read_source(path: Path, explicit: bool) -> tuple[list[Document], str | None]
         if explicit:
             raise
         log.info("skipping %s", e)  # returned in ``skipped``: the caller reports it
-        return [], str(e)
+        return [], printable(str(e))
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as e:  # pyo3's PanicException (a native panic) is a BaseException
+        why = " ".join(str(e)[:1000].split())[:200] or "no message"
+        reason = printable(f"{path}: cannot read this file ({type(e).__name__}: {why})")
+        if explicit:
+            raise InputError(reason) from e
+        log.info("skipping %s", reason)
+        return [], reason
 
 
 def check_documents(ids_sources: Sequence[tuple[str, str]], paths: Iterable[str | Path]) -> None:
@@ -272,18 +305,26 @@ def check_documents(ids_sources: Sequence[tuple[str, str]], paths: Iterable[str 
         ids[doc_id] = source
 
 
-def load_paths(paths: Iterable[str | Path]) -> LoadReport:
+def load_paths(
+    paths: Iterable[str | Path], progress: Callable[[str, int, int], None] | None = None
+) -> LoadReport:
     """Load every path (files or folders).
 
     Explicit files must be readable; within folders, unsupported, binary, empty or non-UTF-8
     files are skipped and reported. Raises :class:`InputError` if nothing usable remains.
+    ``progress(stage, done, total)`` hears ``read files`` before each file and at the end.
     """
     report = LoadReport()
     given = [Path(p) for p in paths]
-    for path, explicit in list_files(given):
+    files = list_files(given)
+    for i, (path, explicit) in enumerate(files):
+        if progress:
+            progress(READ_STAGE, i, len(files))
         docs, skipped = read_source(path, explicit)
         report.documents.extend(docs)
         if skipped is not None:
             report.skipped.append((printable(str(path)), skipped))
+    if progress:
+        progress(READ_STAGE, len(files), len(files))
     check_documents([(d.id, d.source) for d in report.documents], given)
     return report

@@ -33,6 +33,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from ragsieve.checks import check_path
 from ragsieve.errors import IndexStoreError
 
 #: Seconds to connect to an object store (and GCS's retry limit), and per request: with no
@@ -83,6 +84,7 @@ class Location:
     """
 
     def __init__(self, where: str | Path, storage_options: Mapping[str, str] | None = None) -> None:
+        check_path("path", where)  # None, a number: one line naming it, not a TypeError
         self.storage_options: dict[str, str] = dict(storage_options or {})
         self.is_url = is_url(where)
         if self.is_url:

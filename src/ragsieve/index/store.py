@@ -42,8 +42,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ragsieve.checks import check_documents, check_int, check_name, check_paths, check_real
 from ragsieve.embed import Embedder, index_embedder
 from ragsieve.errors import ConfigError, IndexStoreError, InputError
+from ragsieve.index.diskfull import no_space_is_an_error
 from ragsieve.index.location import Location
 from ragsieve.index.sentences import (
     SENTENCE_COLUMNS,
@@ -183,6 +185,16 @@ class IndexConfig:
     link_distance: int = 8
 
     def __post_init__(self) -> None:
+        for name, expected in (
+            ("embedder", "an embedder name such as 'minilm'"),
+            ("chunker", "a chunker name such as 'fixed'"),
+            ("sentence_passage", "a passage kind such as 'auto'"),
+            ("pareto_context", "a context form such as 'late'"),
+        ):
+            check_name(name, getattr(self, name), expected=expected)
+        check_real("alpha", self.alpha, lo=0, hi=1)
+        check_int("links", self.links, lo=0)
+        check_int("link_distance", self.link_distance)
         if self.chunk_tokens is None:
             size = DEFAULT_CHUNK_TOKENS.get(self.chunker, DEFAULT_CHUNK_TOKENS["fixed"])
             object.__setattr__(self, "chunk_tokens", size)
@@ -432,6 +444,8 @@ class Index:
         """
         import lancedb
 
+        if config is not None and not isinstance(config, IndexConfig):
+            raise ConfigError(f"config must be an IndexConfig or None, got {type(config).__name__}")
         p = Location(path, storage_options)
         cfg = config or IndexConfig()
         get_segmenter(cfg.chunker, chunk_tokens=cfg.chunk_tokens)  # validate early
@@ -499,6 +513,8 @@ class Index:
         Two processes that both find no index create it once: the second waits for the
         first's lock and then opens what it created.
         """
+        if config is not None and not isinstance(config, IndexConfig):
+            raise ConfigError(f"config must be an IndexConfig or None, got {type(config).__name__}")
         p = Location(path, storage_options)
         if not p.has_file(MANIFEST):
             try:
@@ -777,7 +793,8 @@ class Index:
         reader sees changes until that commit replaces the manifest.
         """
         ann_settings()  # a bad RAGSIEVE_ANN_MIN_CHUNKS fails here, not after the table writes
-        with self._write_lock():
+        # A full disk is one line naming the index: nothing is committed, the old one answers.
+        with no_space_is_an_error(self.location.display), self._write_lock():
             tables = self._writable_tables()
             if self._rebuild is not None:
                 tables = self._start_over(tables, self._rebuild)
@@ -833,6 +850,7 @@ class Index:
         overrides the configured one with another instance of the same model (a worker's own
         copy); it must produce vectors of the index's dimension.
         """
+        docs = check_documents("docs", docs)
         t0 = time.perf_counter()
         report = AddReport()
         with self._writing() as tables:
@@ -867,7 +885,7 @@ class Index:
         """
         from ragsieve.io import load_paths
 
-        loaded = load_paths(paths)
+        loaded = load_paths(check_paths("paths", paths), progress)
         return self.add(loaded.documents, progress), loaded.skipped
 
     def remove(self, doc_ids: Sequence[str]) -> list[str]:
@@ -916,11 +934,16 @@ class Index:
             # Slices bound the memory of one huge document (a 20 MB file is ~40,000 chunks).
             # Progress counts chunks embedded, then documents whose sentence rows are written
             # (the long stages: one slice is 256 chunks).
+            n_all = total_chunks + len(pending_chunks)
             for i in range(0, len(pending_chunks), WRITE_BATCH_CHUNKS):
                 part = pending_chunks[i : i + WRITE_BATCH_CHUNKS]
-                if progress:
-                    progress("embed chunks", total_chunks + i, total_chunks + len(pending_chunks))
-                vecs = embedder.embed([c.text for c in part])
+                texts = [c.text for c in part]
+                steps = []  # a slice embeds for minutes on a laptop: progress every 256 chunks
+                for j in range(0, len(texts), 256):
+                    if progress:
+                        progress("embed chunks", total_chunks + i + j, n_all)
+                    steps.append(embedder.embed(texts[j : j + 256]))
+                vecs = np.concatenate(steps) if len(steps) > 1 else steps[0]
                 tables[CHUNKS].add(_chunks_to_arrow(part, vecs, self.manifest["dim"]))
                 _fault("after_chunks_write")
             if progress:
@@ -955,14 +978,16 @@ class Index:
 
         for i in range(0, len(docs), 64):
             batch = docs[i : i + 64]
+            if progress:  # before the work: one huge document can take a while to chunk
+                progress("chunk documents", done_docs, n_docs)
             for d, chunks in zip(batch, segmenter.segment(list(batch)), strict=True):
                 pending_chunks.extend(chunks)
                 pending_docs.append((d, len(chunks)))
             done_docs += len(batch)
+            if progress:
+                progress("chunk documents", done_docs, n_docs)
             if len(pending_chunks) >= WRITE_BATCH_CHUNKS:
                 flush()
-            if progress:
-                progress("read and chunk", done_docs, n_docs)
         flush()
         return total_chunks, total_tokens
 
