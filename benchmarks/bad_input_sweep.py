@@ -97,6 +97,12 @@ class Case:
     fragment: str = ""  # must appear in the error line
     intact: bool = True  # the index copy is intact (info must work afterwards)
     meta: dict[str, Any] = field(default_factory=dict)
+    #: Python code run instead of the CLI (``args`` unused; {idx} and {tmp} substituted). A
+    #: ``RagsieveError`` it raises is printed as one ``error:`` line and exits with its code.
+    python: str = ""
+    #: After the command: (work dir, index copy, stdout) -> "" when all is well, else what went
+    #: wrong (a document removed that was not named, a silent accept): the case fails with it.
+    check: Callable[[Path, Path, str], str] | None = None
 
 
 def _write(rel: str, data: str | bytes) -> Setup:
@@ -1193,11 +1199,27 @@ def _snapshot(idx: Path) -> dict[str, str]:
     return out
 
 
-def _cli(args: list[str], timeout: float) -> tuple[int | None, str, float]:
+_PY_WRAPPER = """
+import sys
+from ragsieve.errors import RagsieveError
+try:
+{body}
+except RagsieveError as e:
+    print(f"error: {{e}}", file=sys.stderr)
+    sys.exit(e.exit_code)
+"""
+
+
+def _python_argv(code: str) -> list[str]:
+    body = "\n".join("    " + ln for ln in code.strip("\n").splitlines())
+    return ["-c", _PY_WRAPPER.format(body=body)]
+
+
+def _run(argv: list[str], timeout: float) -> tuple[int | None, str, str, float]:
     t0 = time.perf_counter()
     try:
         p = subprocess.run(
-            [sys.executable, "-m", "ragsieve.cli", *args],
+            [sys.executable, *argv],
             capture_output=True,
             text=True,
             errors="replace",
@@ -1205,8 +1227,13 @@ def _cli(args: list[str], timeout: float) -> tuple[int | None, str, float]:
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:
-        return None, "", time.perf_counter() - t0
-    return p.returncode, p.stderr, time.perf_counter() - t0
+        return None, "", "", time.perf_counter() - t0
+    return p.returncode, p.stdout, p.stderr, time.perf_counter() - t0
+
+
+def _cli(args: list[str], timeout: float) -> tuple[int | None, str, float]:
+    code, _, err, secs = _run(["-m", "ragsieve.cli", *args], timeout)
+    return code, err, secs
 
 
 def run_case(case: Case, base: Path, busy: int) -> dict[str, Any]:
@@ -1217,8 +1244,13 @@ def run_case(case: Case, base: Path, busy: int) -> dict[str, Any]:
         if case.setup:
             case.setup(tmp, idx)
         before = _snapshot(idx)
-        args = [a.format(idx=idx, tmp=tmp, busy=busy) for a in case.args]
-        code, err, secs = _cli(args, case.timeout)
+        if case.python:
+            argv = _python_argv(case.python.replace("{idx}", str(idx)).replace("{tmp}", str(tmp)))
+        else:
+            args = [a.format(idx=idx, tmp=tmp, busy=busy) for a in case.args]
+            argv = ["-m", "ragsieve.cli", *args]
+        code, out, err, secs = _run(argv, case.timeout)
+        problem = case.check(tmp, idx, out) if case.check and code is not None else ""
         after = _snapshot(idx)
         lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("warning:")]
         errors = [ln for ln in lines if ln.startswith("error: ")]
@@ -1237,10 +1269,24 @@ def run_case(case: Case, base: Path, busy: int) -> dict[str, Any]:
             "hang": code is None,
             "one_line": one,
             "harmed": harmed,
-            "message": (errors[0][7:] if errors else "")[:110],
+            "message": (problem or (errors[0][7:] if errors else ""))[:110],
+            "problem": problem,
         }
-        row["pass"] = code == case.expect and one and not row["traceback"] and not harmed
+        row["pass"] = (
+            code == case.expect and one and not row["traceback"] and not harmed and not problem
+        )
         return row
+
+
+def issue45_cases() -> list[Case]:
+    """Issue 45's families, one module each beside this file (they import Case from here)."""
+    sys.modules.setdefault("bad_input_sweep", sys.modules[__name__])
+    import sweep_api
+    import sweep_readers
+    import sweep_rm
+    import sweep_serve
+
+    return [*sweep_rm.cases(), *sweep_readers.cases(), *sweep_api.cases(), *sweep_serve.cases()]
 
 
 def main() -> None:
@@ -1248,6 +1294,7 @@ def main() -> None:
     ap.add_argument("--only", default="", help="Run only cases whose area or name has this.")
     ap.add_argument("--json", type=Path, default=None, help="Also write the rows here.")
     ap.add_argument("--issue32", action="store_true", help="Only issue 32's cases (181).")
+    ap.add_argument("--issue45", action="store_true", help="Only issue 45's cases.")
     ap.add_argument("--start", type=int, default=1, help="Resume at case number N.")
     args = ap.parse_args()
     # shutil.rmtree recurses once per folder level (Python 3.11): the 1,500-deep cases need room.
@@ -1264,7 +1311,11 @@ def main() -> None:
         )
         if code != 0:
             sys.exit(f"could not build the base index: {err}")
-        every = ([] if args.issue32 else cases(llm)) + issue32_cases()
+        every = (
+            ([] if args.issue32 or args.issue45 else cases(llm))
+            + ([] if args.issue45 else issue32_cases())
+            + ([] if args.issue32 else issue45_cases())
+        )
         all_cases = [c for c in every if args.only in c.area or args.only in c.name]
         rows = []
         print(
