@@ -9,7 +9,9 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from cli_helpers import assert_one_line_error
 
+from ragsieve.errors import ConfigError
 from ragsieve.explain import explain, text_lines
 from ragsieve.index import Index
 
@@ -114,3 +116,19 @@ def test_evidence_documents_cover_each_document(sentence_index_dir: Path) -> Non
     # The report the viewer reads: explain's JSON plus the documents.
     full = evidence_report(idx, r)
     assert {k: v for k, v in full.items() if k != "documents"} == rep and full["documents"]
+
+
+def test_explain_never_builds_an_llm(sample_index_dir: Path) -> None:
+    """An LLM judge is refused in one line before any model loads (explain calls no LLM), from
+    the CLI and from Python alike; the model-free judges still explain."""
+    cmd = [sys.executable, "-m", "ragsieve.cli", "explain", Q, "--index", str(sample_index_dir)]
+    p = subprocess.run(
+        [*cmd, "--method", "saki[judge=llm,llm=local:/no/such.gguf]"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    line = assert_one_line_error(p, 2, "explain never calls the LLM")
+    assert "judge=llm" in line
+    with pytest.raises(ConfigError, match="never calls the LLM"):
+        explain(Q, Index.open(sample_index_dir), "saki[judge=llm]")

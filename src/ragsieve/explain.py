@@ -17,6 +17,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragsieve.errors import ConfigError
+
 if TYPE_CHECKING:
     from ragsieve.index import Index
     from ragsieve.methods import MethodSpec, Retrieval
@@ -279,8 +281,18 @@ def explain(
     """Run ``method`` (a name or ``NAME[key=value,...]``) on ``question``; return the retrieval
     and its report. ``run`` takes ``k``, ``budget``, ``retriever`` and ``reranker``."""
     from ragsieve.methods import build_method
+    from ragsieve.methods.models import LLM, spec_models
 
-    m = build_method(method, index, **run)
+    # No LLM is called here, so none is built: an LLM judge (saki[judge=llm]) is refused in
+    # one line before any model loads (the HTTP server's gate says the same for /explain).
+    spec, uses = spec_models(method, {k: v for k, v in run.items() if v is not None})
+    for u in uses:
+        if u.kind == LLM:
+            raise ConfigError(
+                f"explain never calls the LLM, and {u.describe(spec.label)}: use "
+                "judge=cross-encoder or judge=none, or ask --json (its trace holds the verdicts)"
+            )
+    m = build_method(spec, index, **run)
     r = m.retrieve([question])[0]
     rep = report(r)
     rep["where"] = where_of(index, r.context.chunks)
