@@ -360,5 +360,37 @@ def http_cases() -> list[Case]:
     ]
 
 
+def explain_cases() -> list[Case]:
+    """``ragsieve explain`` on the command line calls no LLM either: an LLM judge is refused
+    in one line before any model loads (a missing GGUF would otherwise be the error)."""
+    q = "When did Champollion announce the decipherment?"
+    base = ["explain", q, "--index", "{idx}"]
+    frag = "never calls the LLM"
+    return [
+        Case(
+            "serve45-explain",
+            "explain saki[judge=llm]",
+            [*base, "--method", "saki[judge=llm]"],
+            2,
+            fragment=frag,
+        ),
+        Case(
+            "serve45-explain",
+            "explain saki[judge=llm] with a missing GGUF",
+            [*base, "--method", "saki[judge=llm,llm=local:/no/such.gguf]"],
+            2,
+            fragment=frag,
+        ),
+        Case(
+            "serve45-explain",
+            "explain --config saki judge=llm",
+            [*base, "--config", "{tmp}/m.toml"],
+            2,
+            setup=_config('name = "saki"\njudge = "llm"'),
+            fragment=frag,
+        ),
+    ]
+
+
 def cases() -> list[Case]:
-    return [*config_cases(), *http_cases()]
+    return [*config_cases(), *http_cases(), *explain_cases()]
