@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run
+from rich_docs import write_folder
 
 pytestmark = pytest.mark.integration
 
@@ -27,11 +28,42 @@ def test_compare_prints_naive_and_the_default_side_by_side(sample_index_dir: Pat
         naive["tokens"]["prompt"] / default["tokens"]["prompt"], abs=0.01
     )
     assert all(a["seconds"] > 0 for a in out["answers"])
+    assert [a["cost"] for a in out["answers"]] == [0, 0]  # the local model, no prices given
+    # Every kept unit says where it sits (each sample file opens with a "# Title" heading).
+    assert all(c["where"] for a in out["answers"] for c in a["context"])
     p = run(*base, "--compare", "naive")
     assert p.returncode == 0, p.stderr
     for row in ("answer", "context tokens", "prompt tokens", "seconds", "kept"):
         assert row in p.stdout
     assert "sentence" in p.stdout and "fewer prompt tokens than naive" in p.stdout
+    assert "cost" not in p.stdout
+
+
+def test_compare_says_where_each_kept_unit_sits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On real PDFs, HTML and DOCX: ``--compare --json`` gives ``where`` on every context item
+    (as ``ask --json`` does), and the table names the page beside each kept unit it lists."""
+    folder = write_folder(tmp_path / "docs")
+    idx = tmp_path / "ix"
+    assert run("index", str(folder), "--index", str(idx)).returncode == 0
+    base = ["ask", "When was the dredger Albatross commissioned?", "--index", str(idx)]
+    base += ["--k", "3", "--max-tokens", "16", "--compare", "naive"]
+    p = run(*base, "--json")
+    assert p.returncode == 0, p.stderr
+    naive, default = json.loads(p.stdout)["answers"]
+    assert all(isinstance(c["where"], str) for a in (naive, default) for c in a["context"])
+    top = next(c for c in default["context"] if "Albatross" in c["text"])
+    assert top["where"] == "page 3" and top["title"] == "Harbour report"
+    chunk = next(c for c in naive["context"] if "Albatross" in c["text"])
+    assert chunk["where"] in ("page 3", "pages 2-3")
+    monkeypatch.setenv("COLUMNS", "240")  # wide enough that no place is folded
+    p = run(*base)
+    assert p.returncode == 0, p.stderr
+    assert "Harbour report (page 3): " in p.stdout
+    # Retrieval is deterministic: the table lists the same first units, each with its place.
+    listed = [c for a in (naive, default) for c in a["context"][:3] if c["where"]]
+    assert listed and all(f"{c['title']} ({c['where']}): " in p.stdout for c in listed)
 
 
 def test_every_method_fits_the_llms_window(sample_index_dir: Path) -> None:

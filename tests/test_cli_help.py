@@ -47,3 +47,30 @@ def test_version_and_short_help_from_the_real_command() -> None:
     assert p.returncode == 0 and re.fullmatch(r"ragsieve \S+\n", p.stdout), p.stdout
     p = run("-h")
     assert p.returncode == 0 and "--version" in p.stdout and "ask" in p.stdout
+
+
+def test_every_help_names_the_one_default_method_and_every_format() -> None:
+    """``ask``, ``search``, ``explain`` and ``serve`` name the default method from its one
+    constant; ``index``, ``prune`` and ``segment`` name every file type the readers take."""
+    from ragsieve.defaults import DEFAULT_METHOD
+    from ragsieve.io import SUPPORTED
+    from ragsieve.methods import DEFAULT_METHOD as REGISTRY_DEFAULT
+    from ragsieve.methods import METHODS
+
+    assert REGISTRY_DEFAULT == DEFAULT_METHOD and DEFAULT_METHOD in METHODS
+    assert {".pdf", ".html", ".htm", ".docx", ".jsonl", ".txt", ".md"} <= SUPPORTED
+    runner = CliRunner()
+
+    def shown(*args: str) -> str:
+        res = runner.invoke(app, [*args, "-h"])
+        assert res.exit_code == 0, res.output
+        return " ".join(res.output.split())
+
+    for name in ("ask", "explain"):
+        assert f"(default {DEFAULT_METHOD}" in shown(name), name
+    assert f"the default of ask and explain: {DEFAULT_METHOD}" in shown("search")
+    assert f"(default: {DEFAULT_METHOD})" in shown("serve")
+    assert "default sage" not in shown("explain")
+    for name in ("index", "prune", "segment"):
+        out = shown(name)
+        assert all(suffix in out for suffix in SUPPORTED), (name, out)

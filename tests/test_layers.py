@@ -21,15 +21,15 @@ SRC = Path(ragsieve.__file__).resolve().parent
 #: points (``ragsieve/__init__``, ``cli``, ``serve``, ``integrations`` and every ``*/cli.py``)
 #: are the top floor.
 FLOORS: list[set[str]] = [
-    {"errors", "types", "data", "checks"},
-    {"text", "io", "metrics", "formats", "progress"},
+    {"errors", "types", "data", "checks", "defaults"},
+    {"text", "io", "metrics", "formats", "progress", "titles"},
     {"embed", "llm", "training"},
     {"link", "segment", "rerank"},
     {"index", "select", "retrieve", "tag"},
     {"agent"},
     {"methods"},
     {"api", "pool", "explain", "evaluate"},
-    {"serve", "cli", "integrations", "__init__"},
+    {"serve", "cli", "compare", "integrations", "__init__"},
 ]
 
 

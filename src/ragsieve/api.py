@@ -31,6 +31,9 @@ from ragsieve.retrieve import get_retriever
 from ragsieve.tag.prune import Kept
 from ragsieve.types import Answer, Scored
 
+#: The highest price ``ask`` takes, dollars per 1M tokens (a typo guard, not a market bound).
+MAX_PRICE = 1_000_000.0
+
 
 def _as_index(index: Index | str | Path) -> Index:
     """``index`` itself, or the index at that path (anything else is refused by name)."""
@@ -72,6 +75,8 @@ def ask(
     total_budget: int | None = None,
     max_tokens: int = 256,
     llm_ctx: int | None = None,
+    price_in_per_m: float | None = None,
+    price_out_per_m: float | None = None,
     **run: Any,
 ) -> Answer:
     """Answer ``question`` from ``index`` with ``method``, a spec such as
@@ -79,7 +84,9 @@ def ask(
     ``retriever`` and ``reranker``; ``llm`` is a spec string or an LLM. ``total_budget``
     bounds the prompt tokens of every LLM call for the question (feedback included);
     ``max_tokens`` caps the answer and ``llm_ctx`` sets the LLM's context window (as the
-    CLI's ``--max-tokens`` and ``--llm-ctx``)."""
+    CLI's ``--max-tokens`` and ``--llm-ctx``). ``price_in_per_m`` and ``price_out_per_m``
+    (dollars per 1M tokens) price ``Answer.cost``; not given, a local model's answer costs 0
+    and a remote one's is priced at SAGE's example prices (:mod:`ragsieve.llm.cost`)."""
     from ragsieve.llm import get_llm
 
     # Every argument is checked before the index opens or a model loads.
@@ -100,6 +107,8 @@ def ask(
     check_int("total_budget", total_budget, none_ok=True)
     check_int("max_tokens", max_tokens)
     check_int("llm_ctx", llm_ctx, lo=16, none_ok=True)
+    check_real("price_in_per_m", price_in_per_m, lo=0, hi=MAX_PRICE, none_ok=True)
+    check_real("price_out_per_m", price_out_per_m, lo=0, hi=MAX_PRICE, none_ok=True)
     check_run(run)
     idx = _as_index(index)
     m = build_method(method, idx, **run)
@@ -109,7 +118,15 @@ def ask(
         if llm_ctx is not None:
             raise ConfigError("llm_ctx goes with an LLM spec string; set n_ctx on your LLM")
         model = llm
-    return m.ask(question, model, options=options, max_tokens=max_tokens, total_budget=total_budget)
+    return m.ask(
+        question,
+        model,
+        options=options,
+        max_tokens=max_tokens,
+        total_budget=total_budget,
+        price_in_per_m=price_in_per_m,
+        price_out_per_m=price_out_per_m,
+    )
 
 
 @dataclass(frozen=True)

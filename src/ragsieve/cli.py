@@ -15,7 +15,12 @@ from typing import Annotated, Any
 
 import typer
 
+from ragsieve.defaults import DEFAULT_METHOD
 from ragsieve.errors import InputError, RagsieveError
+from ragsieve.io import SUPPORTED
+
+#: Every file type ``index`` reads, for the help texts (from the readers' own list).
+FORMATS = ", ".join(sorted(SUPPORTED))
 
 # rich_markup_mode=None: help text is printed as written. Rich markup would read the method
 # specs in it (``full[unit=passage]``, a ``[method]`` table) as style tags and drop them.
@@ -127,10 +132,10 @@ ConfigOpt = Annotated[
 ]
 
 
-def _spec(method: str | None, config: Path | None, default: str | None = None) -> Any:
-    """The method spec from ``--method`` or ``--config`` (not both), else ``default`` (None:
-    :data:`~ragsieve.methods.DEFAULT_METHOD`)."""
-    from ragsieve.methods import DEFAULT_METHOD, parse_spec, spec_from_toml
+def _spec(method: str | None, config: Path | None) -> Any:
+    """The method spec from ``--method`` or ``--config`` (not both), else
+    :data:`~ragsieve.defaults.DEFAULT_METHOD`: one default for every command."""
+    from ragsieve.methods import parse_spec, spec_from_toml
 
     if method is not None and config is not None:
         raise InputError("give --method or --config, not both")
@@ -138,7 +143,7 @@ def _spec(method: str | None, config: Path | None, default: str | None = None) -
         raise InputError("--method is empty: give a method spec such as naive or 'sage[min_k=3]'")
     if config is not None:
         return spec_from_toml(config)
-    return parse_spec(method or default or DEFAULT_METHOD)
+    return parse_spec(method or DEFAULT_METHOD)
 
 
 def _llm_options(
@@ -345,7 +350,10 @@ def _index_result(index_dir: str, idx: Any, report: Any, skipped: list) -> dict[
 
 @app.command()
 def index(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders (.txt, .md, .jsonl).")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help=f"Files or folders (every {FORMATS} file under them)."),
+    ],
     index_dir: IndexOpt,
     chunker: Annotated[
         str | None, typer.Option("--chunker", help="fixed | paragraph | sage (new index: fixed).")
@@ -496,7 +504,8 @@ def search(
         str | None,
         typer.Option(
             help="Select with a method instead (tagger, naive, sage, carrot, pareto, saki, full; "
-            "'carrot[iterations=20]'): prints the context it would give the LLM."
+            f"'carrot[iterations=20]'; the default of ask and explain: {DEFAULT_METHOD}): "
+            "prints the context it would give the LLM."
         ),
     ] = None,
     budget: Annotated[
@@ -526,6 +535,7 @@ def search(
         retriever = retriever or "dense"
         hits = do_search(query, idx, k=k, retriever=retriever, reranker=reranker)
     where = where_of(idx, hits)
+    names = _names(idx, hits)
     # A plain search is a ranking (by score); a method's output is the LLM's context, in the
     # order the LLM reads it. The two are labelled so that nobody reads one as the other.
     order = "score" if trace is None else "context"
@@ -546,11 +556,11 @@ def search(
             "reads them (score: the method's own)"
         )
         for s in hits:
-            typer.echo(f"  - {s.score:.4f}  {_where(s.chunk, where)}  [{s.chunk.id}]")
+            typer.echo(f"  - {s.score:.4f}  {_where(s.chunk, where, names)}  [{s.chunk.id}]")
             typer.echo(f"    {_snippet(s.chunk.text)}")
         return
     for rank, s in enumerate(hits, start=1):
-        typer.echo(f"{rank:>3}. {s.score:.4f}  {_where(s.chunk, where)}  [{s.chunk.id}]")
+        typer.echo(f"{rank:>3}. {s.score:.4f}  {_where(s.chunk, where, names)}  [{s.chunk.id}]")
         typer.echo(f"     {_snippet(s.chunk.text)}")
 
 
@@ -560,11 +570,21 @@ def _units(hits: Any) -> str:
     return _plural(len(hits), "sentence" if one and hits else "chunk")
 
 
-def _where(chunk: Any, where: dict[str, str] | None = None) -> str:
-    """The document's title (or id), and the page or heading the text sits under."""
-    name = chunk.title or chunk.doc_id
+def _where(
+    chunk: Any, where: dict[str, str] | None = None, names: dict[str, str] | None = None
+) -> str:
+    """The document's name (its title, with the end of its path where another document of the
+    index shares that title; else its id), and the page or heading the text sits under."""
+    name = (names or {}).get(chunk.doc_id) or chunk.title or chunk.doc_id
     at = (where or {}).get(chunk.id)
     return f"{name} ({at})" if at else name
+
+
+def _names(idx: Any, hits: Any) -> dict[str, str]:
+    """``doc_id -> name`` of the documents ``hits`` come from (:mod:`ragsieve.titles`)."""
+    from ragsieve.titles import names_in_index
+
+    return names_in_index(idx, [(s.chunk.doc_id, s.chunk.title) for s in hits])
 
 
 @app.command()
@@ -574,8 +594,8 @@ def ask(
     method: Annotated[
         str | None,
         typer.Option(
-            help="Method spec: tagger (the default: naive's top --k chunks, only the sentences "
-            "the evidence tagger keeps), naive, sage, carrot, pareto, saki, full, "
+            help=f"Method spec (default {DEFAULT_METHOD}): tagger (naive's top --k chunks, only "
+            "the sentences the evidence tagger keeps), naive, sage, carrot, pareto, saki, full, "
             "'full[unit=passage]'."
         ),
     ] = None,
@@ -618,7 +638,17 @@ def ask(
     model = get_llm(llm, **_llm_options(llm_timeout, llm_retries, llm_ctx))
     if other is not None:
         pair = [(other.label, build_method(other, idx, **run)), (spec.label, m)]
-        _compare(question, pair, model, max_tokens, total_budget, as_json)
+        from ragsieve.compare import compare as run_compare
+
+        run_compare(
+            question,
+            pair,
+            model,
+            idx,
+            max_tokens=max_tokens,
+            total_budget=total_budget,
+            as_json=as_json,
+        )
         return
     answer = m.ask(question, model, max_tokens=max_tokens, total_budget=total_budget)
     from ragsieve.explain import where_of
@@ -636,9 +666,10 @@ def ask(
         f"context ({answer.method}): {_units(answer.context.chunks)}, "
         f"{answer.context.n_tokens} tokens, in the order the LLM read them"
     )
+    names = _names(idx, answer.context.chunks)
     for s in answer.context.chunks:
         typer.echo(
-            f"  [{s.chunk.id}] {s.score:.3f} {_where(s.chunk, where)}: "
+            f"  [{s.chunk.id}] {s.score:.3f} {_where(s.chunk, where, names)}: "
             f"{_snippet(s.chunk.text, 100)}"
         )
     u = answer.usage
@@ -649,65 +680,6 @@ def ask(
     )
 
 
-def _compare(
-    question: str,
-    pair: list[tuple[str, Any]],
-    llm: Any,
-    max_tokens: int,
-    total_budget: int | None,
-    as_json: bool,
-) -> None:
-    """``ask --compare``: the same question through two methods with the same LLM, loaded once
-    before either clock starts, printed side by side with the ratio of prompt tokens."""
-    import time
-
-    # One tiny call first: the model's load and first-call warm-up belong to neither method.
-    llm.generate([{"role": "user", "content": "Say OK."}], max_tokens=1, temperature=0.0)
-    rows: list[tuple[str, Any, float]] = []
-    for label, method in pair:
-        t0 = time.perf_counter()
-        answer = method.ask(question, llm, max_tokens=max_tokens, total_budget=total_budget)
-        rows.append((label, answer, time.perf_counter() - t0))
-    (la, a, _), (lb, b, _) = rows
-    ratio = a.usage.prompt_tokens / b.usage.prompt_tokens if b.usage.prompt_tokens else 0.0
-    if as_json:
-        _print_json(
-            {
-                "question": question,
-                "answers": [{**x.to_json(), "seconds": round(t, 3)} for _, x, t in rows],
-                "prompt_token_ratio": round(ratio, 2),
-            }
-        )
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=question, title_justify="left", show_lines=True)
-    table.add_column("")
-    for label, _, _ in rows:
-        table.add_column(label, overflow="fold")
-
-    def kept(x: Any) -> str:
-        items = [f"- {_snippet(s.chunk.text, 140)}" for s in x.context.chunks[:3]]
-        more = len(x.context.chunks) - len(items)
-        return "\n".join(
-            [_units(x.context.chunks) + ":", *items] + ([f"(+{more} more)"] * (more > 0))
-        )
-
-    table.add_row("answer", *[x.text or "(empty)" for _, x, _ in rows])
-    table.add_row("context tokens", *[str(x.context.n_tokens) for _, x, _ in rows])
-    table.add_row("prompt tokens", *[str(x.usage.prompt_tokens) for _, x, _ in rows])
-    table.add_row("seconds", *[f"{t:.2f}" for _, _, t in rows])
-    table.add_row("kept", *[kept(x) for _, x, _ in rows])
-    con = Console(width=max(100, Console().width), highlight=False)
-    con.print(table, markup=False)
-    con.print(
-        f"{lb} sent {ratio:.1f}x fewer prompt tokens than {la} "
-        f"({b.usage.prompt_tokens} vs {a.usage.prompt_tokens}).",
-        markup=False,
-    )
-
-
 @app.command()
 def explain(
     question: Annotated[str, typer.Argument(help="The question.", callback=_text)],
@@ -715,7 +687,8 @@ def explain(
     method: Annotated[
         str | None,
         typer.Option(
-            help="A method spec: sage, carrot, saki, full, 'sage[min_k=3]' (default sage)."
+            help=f"A method spec (default {DEFAULT_METHOD}, as ask): tagger, naive, sage, "
+            "carrot, pareto, saki, full, 'sage[min_k=3]'."
         ),
     ] = None,
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Top-k where used.")] = 10,
@@ -739,7 +712,7 @@ def explain(
         raise InputError(f"--plot must name a .png file, got {plot}")
     if plot is not None:
         _writable_target(plot, "--plot")
-    spec = _spec(method, config, "sage")
+    spec = _spec(method, config)
     idx = Index.open(index_dir)
     r, rep = do_explain(
         question, idx, spec, k=k, budget=budget, retriever=retriever, reranker=reranker
@@ -959,8 +932,13 @@ def info(
             when = dt.datetime.fromtimestamp(value).astimezone()
             value = when.isoformat(sep=" ", timespec="seconds")
         typer.echo(f"{key}: {value}")
+    if docs:
+        from ragsieve.titles import display_names
+
+        # A title two documents share gains the end of each one's path, as in search and ask.
+        names = display_names((d["doc_id"], d["title"]) for d in docs)
     for d in docs or []:
-        title = f"  {d['title']}" if d["title"] else ""
+        title = f"  {names[d['doc_id']]}" if d["title"] else ""
         typer.echo(f"  {d['doc_id']}{title}  ({_plural(d['n_chunks'], 'chunk')})")
 
 

@@ -17,6 +17,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragsieve.defaults import DEFAULT_METHOD
 from ragsieve.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -276,9 +277,10 @@ def shade(p: float) -> str:
 
 
 def explain(
-    question: str, index: Index, method: str | MethodSpec = "sage", **run: Any
+    question: str, index: Index, method: str | MethodSpec = DEFAULT_METHOD, **run: Any
 ) -> tuple[Retrieval, dict[str, Any]]:
-    """Run ``method`` (a name or ``NAME[key=value,...]``) on ``question``; return the retrieval
+    """Run ``method`` (a name or ``NAME[key=value,...]``; default
+    :data:`~ragsieve.defaults.DEFAULT_METHOD`, as ``ask``) on ``question``; return the retrieval
     and its report. ``run`` takes ``k``, ``budget``, ``retriever`` and ``reranker``."""
     from ragsieve.methods import build_method
     from ragsieve.methods.models import LLM, spec_models

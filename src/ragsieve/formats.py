@@ -6,17 +6,30 @@ left out, as Markdown so that its headings survive) and ``python-docx`` (paragra
 in document order, ``Heading N`` styles as Markdown headings).
 
 Provenance lives in the text itself, so every index and every stage carries it for free: a PDF's
-pages are separated by a form feed (``\\f``, on a line of its own), and headings are Markdown
-``#`` lines. :func:`locate` turns a character offset (a chunk's or a sentence's ``start``) into
-``page 3`` or the heading above it, for ``search``, ``ask --json``, ``explain`` and the viewer.
-A ``.md`` file's own headings work the same way.
+pages are separated by a form feed (``\\f``, on a line of its own; a one-page PDF's text ends
+with one), and headings are Markdown ``#`` lines outside code fences. :func:`locate` turns a
+character offset (a chunk's or a sentence's ``start``) into ``page 3`` (a PDF: pages only, since
+a ``#`` line of a PDF's text is a code comment, not a heading) or the heading above it, for
+``search``, ``ask --json``, ``explain`` and the viewer. A ``.md`` file's own headings work the
+same way.
+
+Titles explain themselves (:func:`clean_title`): an HTML page's ``<title>`` (else its first
+heading) without permalink marks ("¶"), a Markdown file's first heading as plain text
+(:func:`markdown_title`), a PDF's ``/Title`` or else the heading its first page sets in larger
+type, never a line that starts with ``#``.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
+import html
+import itertools
+import math
 import re
 import zipfile
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +43,14 @@ RICH_SUFFIXES = PDF_SUFFIXES | HTML_SUFFIXES | DOCX_SUFFIXES
 
 #: What separates two PDF pages in a document's text (a blank line for the chunkers, too).
 PAGE_BREAK = "\n\f\n"
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+#: What ends a one-page PDF's text: a form feed, so that every PDF's text holds one and
+#: :func:`locate` knows it for a PDF (its locations are pages; a ``#`` line in it is content,
+#: not a heading). A longer PDF's page breaks are enough, and its text stays as it was.
+PDF_END = "\n\f"
+#: A Markdown ATX heading: the closing ``#`` run needs a space before it (``# C#`` is "C#").
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+#: A Markdown code fence (``` or ~~~, indented at most 3 spaces): ``#`` lines inside are code.
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 
 #: Whitespace runs longer than this are cut to it when a file is read: a million spaces
 #: overflow the BPE tokenizer's stack (tiktoken panics), and no text needs them.
@@ -91,6 +111,154 @@ def short_title(title: str) -> str:
     if space >= MAX_TITLE_CHARS // 2:
         cut = cut[:space]
     return cut.rstrip() + "\u2026"
+
+
+#: Marks that page generators put beside a heading as its permalink (Sphinx's pilcrow, a
+#: section sign, a link symbol, Font Awesome's link glyph): never part of a title or heading.
+PERMALINK_MARKS = "\u00b6\u00a7\U0001f517\uf0c1"
+_MARKS_AROUND = re.compile(rf"^[\s{PERMALINK_MARKS}]+|[\s{PERMALINK_MARKS}]+$")
+#: Titles that writers fill in for the user: not a title (the file name says more).
+_PLACEHOLDER_TITLES = {"untitled", "untitled document", "document", "no title"}
+#: ``Microsoft Word - report.docx``: what Office's PDF printer writes as every PDF's /Title.
+_OFFICE_PREFIX = re.compile(r"^Microsoft (?:Word|PowerPoint|Excel|Office Word) - ", re.IGNORECASE)
+_OFFICE_FILE = re.compile(r"\.(?:docx?|pptx?|xlsx?|rtf|odt)$", re.IGNORECASE)
+
+_MD_CODE = re.compile(r"(`+)(.+?)\1")
+_MD_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_MD_LINK = re.compile(r"\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])")
+_MD_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]*)>")
+_HTML_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]*>")
+_MD_STARS = re.compile(r"(?<!\\)(\*{1,3}|~~)(?=\S)(.+?)(?<=[^\s\\])\1")
+_MD_UNDERSCORES = re.compile(r"(?<![\w\\])(_{1,3})(?=\S)(.+?)(?<=[^\s\\])\1(?!\w)")
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_SETEXT_H1 = re.compile(r"^ {0,3}=+[ \t]*$")
+_RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.])\1{2,}[ \t]*$")
+_FRONT_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+
+
+def clean_title(title: str) -> str:
+    """A title as one shows it: one line, no permalink mark around it, no writer's placeholder
+    (``Untitled``) and no ``Microsoft Word -`` prefix; ``""`` when nothing is left."""
+    title = _MARKS_AROUND.sub("", short_title(title))
+    if _OFFICE_PREFIX.match(title):  # "Microsoft Word - report.docx": "report"
+        title = _OFFICE_FILE.sub("", _OFFICE_PREFIX.sub("", title))
+    return "" if title.lower() in _PLACEHOLDER_TITLES else title
+
+
+def plain_markdown(text: str) -> str:
+    """A heading's Markdown as plain text: ``[text](url)`` -> text, ``![alt](src)`` -> alt,
+    ``**x**``, ``_x_``, ``~~x~~`` and `` `x` `` -> x, HTML tags and backslash escapes dropped
+    (a code span's content is kept as written), permalink marks around it dropped."""
+    # Cut first: a title or a heading label is shown at most 200 characters long, and the
+    # patterns below are quadratic on a megabyte line of unclosed brackets or stars.
+    parts = _MD_CODE.split(text[:2000])  # text, ticks, code, text, ticks, code, ..., text
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        if i % 3 == 1:
+            continue
+        if i % 3 == 2:
+            out.append(part.strip())
+            continue
+        part = _MD_LINK.sub(r"\1", _MD_IMAGE.sub(r"\1", part))
+        part = _HTML_TAG.sub("", _MD_AUTOLINK.sub(r"\1", part))
+        for _ in range(3):  # nested emphasis: ***x***, **_x_**
+            part = _MD_UNDERSCORES.sub(r"\2", _MD_STARS.sub(r"\2", part))
+        out.append(html.unescape(_MD_ESCAPE.sub(r"\1", part)))
+    return _MARKS_AROUND.sub("", " ".join("".join(out).split()))
+
+
+def _fences(text: str) -> list[tuple[int, int]]:
+    """The ``[start, end)`` spans of the Markdown code fences in ``text`` (an unclosed one
+    runs to the end): a ``#`` line inside a fence is code, not a heading."""
+    spans: list[tuple[int, int]] = []
+    opened: re.Match[str] | None = None
+    for m in _FENCE.finditer(text):
+        mark = m.group(1)
+        if opened is None:
+            opened = m
+        elif mark[0] == opened.group(1)[0] and len(mark) >= len(opened.group(1)):
+            spans.append((opened.start(), m.end()))
+            opened = None
+    if opened is not None:
+        spans.append((opened.start(), len(text)))
+    return spans
+
+
+@functools.lru_cache(maxsize=16)
+def headings(text: str) -> tuple[tuple[int, int, str], ...]:
+    """The Markdown ``#`` headings of ``text`` as ``(offset, level, plain text)``, those inside
+    code fences left out; none in a PDF's text (:data:`PDF_END`: a ``#`` line there is a shell
+    or Python comment, since a PDF carries no Markdown). Cached: :func:`locate` asks it of the
+    same document once per passage."""
+    if "\f" in text:
+        return ()
+    spans = _fences(text) if "```" in text or "~~~" in text else []
+    starts = [a for a, _ in spans]
+    out: list[tuple[int, int, str]] = []
+    for m in _HEADING.finditer(text):
+        i = bisect.bisect_right(starts, m.start()) - 1
+        if i >= 0 and m.start() < spans[i][1]:
+            continue
+        label = plain_markdown(m.group(2))
+        if label:
+            out.append((m.start(), len(m.group(1)), label))
+    return tuple(out)
+
+
+def _front_matter_title(text: str) -> str:
+    """``title:`` of a YAML front matter block (``---`` lines) at the top of ``text``."""
+    if not text.startswith("---\n"):
+        return ""
+    end = text.find("\n---", 4)
+    m = _FRONT_TITLE.search(text, 4, end if end > 0 else 4)
+    return m.group(1).strip("\"'") if m else ""
+
+
+def _setext_h1(text: str) -> tuple[int, str]:
+    """The offset and text of the first ``T`` over ``===`` heading in the first 20,000
+    characters of ``text`` (outside code fences), or ``(-1, "")``."""
+    spans, pos = _fences(text[:20_000]), 0
+    lines = text[:20_000].split("\n")
+    for above, line in itertools.pairwise(lines):
+        inside = any(a <= pos < b for a, b in spans)
+        plain = above.strip() and not above.startswith(("#", "    "))
+        if not inside and plain and _SETEXT_H1.match(line):
+            return pos, plain_markdown(above)
+        pos += len(above) + 1
+    return -1, ""
+
+
+def markdown_title(text: str) -> str:
+    """A Markdown file's title as plain text: its front matter's ``title:``, else its first
+    level-1 heading (``# T`` or ``T`` over ``===``) outside code fences, else the heading it
+    opens with (any level); ``""`` when it has none of these."""
+    title = _front_matter_title(text)
+    heads = headings(text)
+    if not title:
+        atx = next(((h[0], h[2]) for h in heads if h[1] == 1), (-1, ""))
+        setext = _setext_h1(text)
+        found = [h for h in (atx, setext) if h[0] >= 0]
+        title = min(found)[1] if found else ""
+    if not title and heads:
+        first = len(text) - len(text.lstrip())
+        title = heads[0][2] if heads[0][0] == first else ""
+    return clean_title(title)
+
+
+def rst_title(text: str) -> str:
+    """A reStructuredText file's title: the first line underlined (and maybe overlined) by a
+    run of punctuation at least as long as it; ``""`` when there is none."""
+    lines = text[:20_000].splitlines()
+    for above, line in itertools.pairwise(lines):
+        label = above.strip()
+        if (
+            label
+            and not _RST_UNDERLINE.match(label)
+            and _RST_UNDERLINE.match(line)
+            and len(line.rstrip()) >= len(label)
+        ):
+            return clean_title(plain_markdown(label.replace("``", "`")))
+    return ""
 
 
 def check_zip(path: Path, what: str) -> None:
@@ -157,7 +325,7 @@ def read_rich(path: Path) -> RichText:
         raise InputError(f"{_name(path)}: cannot read this {kind} file ({first})") from e
     if not out.text.replace("\f", "").strip():
         raise InputError(f"{_name(path)} has no text")
-    return RichText(out.text, short_title(out.title))
+    return RichText(out.text, clean_title(out.title))
 
 
 def _read_pdf(path: Path) -> RichText:
@@ -177,17 +345,55 @@ def _read_pdf(path: Path) -> RichText:
 
 
 def _pdf_text(path: Path, reader: Any) -> RichText:
-    pages = [_clean(page.extract_text() or "").strip() for page in reader.pages]
+    runs: list[tuple[float, str]] = []  # page 1's text runs with their type size
+
+    def visit(text: str, cm: Any, tm: Any, _font: Any, size: Any) -> None:
+        try:  # a damaged matrix costs the title its heading, never the document its text
+            scale = math.hypot(float(tm[2]), float(tm[3])) * math.hypot(float(cm[2]), float(cm[3]))
+            if text.strip() and math.isfinite(scale * float(size)):
+                runs.append((round(float(size) * (scale or 1.0), 1), text))
+        except (TypeError, ValueError, IndexError):
+            pass
+
+    pages = [
+        _clean((page.extract_text(visitor_text=visit if i == 0 else None)) or "").strip()
+        for i, page in enumerate(reader.pages)
+    ]
     if pages and not any(pages):
         raise InputError(
             f"{_name(path)} has no text layer ({len(pages)} page(s), a scan?): run OCR on it first "
             "(e.g. ocrmypdf) and index the result"
         )
     meta = reader.metadata
-    title = str(meta.title).strip() if meta is not None and meta.title else ""
-    if title.lower() in {"untitled", "untitled document"}:  # writers' placeholder, not a title
-        title = ""
-    return RichText(PAGE_BREAK.join(pages), title)
+    # Its /Title (a writer's placeholder is none), never a line of its text: a PDF carries no
+    # Markdown, and its first "# ..." line is as likely a code comment as a heading.
+    title = clean_title(str(meta.title)) if meta is not None and meta.title else ""
+    text = PAGE_BREAK.join(pages) + (PDF_END if len(pages) == 1 else "")
+    return RichText(text, title or _pdf_heading(runs))
+
+
+#: A run of text set this many times larger than a page's body text is a heading.
+PDF_HEADING_SCALE = 1.2
+
+
+def _pdf_heading(runs: list[tuple[float, str]]) -> str:
+    """A PDF's first heading, as its typesetting shows it: the first text on page 1 set at
+    least :data:`PDF_HEADING_SCALE` times larger than the size most of its characters have
+    (with the runs that follow it at that size); ``""`` when none stands out or it is a
+    ``#`` line (a code comment, never a title)."""
+    sizes: Counter[float] = Counter()
+    for size, text in runs:
+        sizes[size] += len(text)
+    if not sizes:
+        return ""
+    body = sizes.most_common(1)[0][0]
+    first = next((i for i, (size, _) in enumerate(runs) if size >= PDF_HEADING_SCALE * body), -1)
+    if first < 0:
+        return ""
+    size = runs[first][0]
+    text = " ".join(t for s, t in itertools.takewhile(lambda r: r[0] == size, runs[first:]))
+    title = clean_title(text)
+    return "" if title.startswith("#") or not any(c.isalpha() for c in title) else title
 
 
 class _LinearParagraphText:
@@ -242,13 +448,18 @@ def _read_html(path: Path) -> RichText:
     _linear_html_parser()
 
     html = path.read_bytes()
+    tree = trafilatura.load_html(html)  # parsed once: the title and the text read this tree
+    title = ""
+    if tree is not None:
+        _drop_permalinks(tree)
+        title = _html_title(tree)
     # Its defaults give up on pages under 250 characters of content; a short note is a
     # document too.
     config = use_config()
     config.set("DEFAULT", "MIN_EXTRACTED_SIZE", "1")
     config.set("DEFAULT", "MIN_OUTPUT_SIZE", "1")
     text = trafilatura.extract(
-        html,
+        html if tree is None else tree,
         output_format="markdown",
         include_comments=False,
         include_tables=True,
@@ -257,9 +468,42 @@ def _read_html(path: Path) -> RichText:
     )
     if not text or not text.strip():  # a page with little running text: all of its text
         text = trafilatura.html2txt(html)
-    meta = trafilatura.extract_metadata(html)
-    title = (meta.title or "").strip() if meta is not None else ""
     return RichText(_clean(text or ""), title)
+
+
+#: The text of a permalink anchor (``<a href="#id">¶</a>`` beside a heading): Sphinx, MkDocs,
+#: Node.js's API pages (``#``), GitHub (an empty anchor around an icon).
+_PERMALINK_TEXTS = {"", "#", *PERMALINK_MARKS}
+
+
+def _drop_permalinks(tree: Any) -> None:
+    """Empty the permalink anchors of a parsed page, so that neither its title nor its
+    headings end in "¶" or "#". Emptied, not removed: trafilatura drops the headings of a
+    short page whose anchors are gone (it then takes another extraction path)."""
+    for a in tree.iter("a"):
+        if (a.get("href") or "").startswith("#") and a.text_content().strip() in _PERMALINK_TEXTS:
+            for el in a.iter():
+                el.text = None
+                if el is not a:
+                    el.tail = None
+
+
+def _html_title(tree: Any) -> str:
+    """A parsed page's title: its ``<title>``, else its ``og:title``, else its first heading
+    (``h1``, else ``h2`` ...), cleaned; ``""`` when it has none. The ``<title>`` comes first:
+    a documentation site's pages often share one ``<h1>`` (the site's name) in their header."""
+
+    def candidates() -> Iterator[Any]:  # lazily: each one is a walk of a large page
+        yield tree.find(".//head/title")
+        yield from tree.xpath("//meta[@property='og:title']/@content")[:1]
+        yield from (next(tree.iter(f"h{n}"), None) for n in range(1, 7))
+
+    for c in candidates():
+        text = c if isinstance(c, str) else c.text_content() if c is not None else ""
+        title = clean_title(str(text))
+        if title:
+            return title
+    return ""
 
 
 def _read_docx(path: Path) -> RichText:
@@ -286,21 +530,21 @@ def _read_docx(path: Path) -> RichText:
             blocks.append(f"{'#' * min(6, int(level))} {text}")
         else:
             blocks.append(text)
-    title = (document.core_properties.title or "").strip()
-    return RichText(_clean("\n\n".join(b for b in blocks if b)), title)
+    text = _clean("\n\n".join(b for b in blocks if b))
+    # Its core properties' title, else its first Title or Heading 1 paragraph.
+    title = clean_title(document.core_properties.title or "") or markdown_title(text)
+    return RichText(text, title)
 
 
 def locate(text: str, start: int, end: int | None = None) -> str:
-    """Where the span ``[start, end)`` of a document's ``text`` sits: ``page N`` (a PDF;
-    ``pages 2-3`` when it crosses a page break), the nearest Markdown heading above its start,
-    both (``page 3, Results``), or ``""`` when the text has neither."""
-    parts: list[str] = []
+    """Where the span ``[start, end)`` of a document's ``text`` sits: ``page N`` in a PDF
+    (``pages 2-3`` when it crosses a page break; a PDF's text holds a form feed, and its
+    locations are pages only), else the nearest Markdown heading above its start (outside code
+    fences, as plain text), or ``""`` when the text has neither."""
     if "\f" in text:
         first = text.count("\f", 0, max(0, start)) + 1
         last = first if end is None else text.count("\f", 0, max(start, end)) + 1
-        parts.append(f"page {first}" if last == first else f"pages {first}-{last}")
-    heads = [(m.start(), m.group(2).strip()) for m in _HEADING.finditer(text)]
+        return f"page {first}" if last == first else f"pages {first}-{last}"
+    heads = headings(text)
     i = bisect.bisect_right([h[0] for h in heads], start) - 1
-    if i >= 0:
-        parts.append(heads[i][1])
-    return ", ".join(parts)
+    return heads[i][2] if i >= 0 else ""

@@ -22,7 +22,9 @@ from ragsieve.errors import InputError
 from ragsieve.formats import (
     RICH_SUFFIXES,
     collapse_space,
+    markdown_title,
     read_rich,
+    rst_title,
     short_title,
 )
 from ragsieve.types import Document
@@ -101,14 +103,16 @@ def _read_text(path: Path) -> str:
 
 
 def _title_of(path: Path, text: str) -> str:
-    if path.suffix.lower() in {".md", ".markdown"}:
-        for line in text.splitlines():
-            s = line.strip()
-            if s.startswith("#"):
-                return s.lstrip("#").strip()
-            if s:
-                break
-    return path.stem
+    """A text file's title: a Markdown file's front matter title or first heading, an RST
+    file's first section title, as plain text (no link, image or emphasis syntax); else the
+    file's name without its suffix."""
+    suffix = path.suffix.lower()
+    title = ""
+    if suffix in {".md", ".markdown"}:
+        title = markdown_title(text)
+    elif suffix == ".rst":
+        title = rst_title(text)
+    return title or short_title(path.stem)
 
 
 def _read_jsonl(path: Path) -> list[Document]:
@@ -171,7 +175,7 @@ def read_file(path: Path) -> list[Document]:
     if suffix in RICH_SUFFIXES:
         _check_regular(path)
         rich = read_rich(path)
-        title = rich.title or short_title(_title_of(path.with_suffix(".md"), rich.text))
+        title = rich.title or short_title(path.stem)  # formats chose it (never a PDF's line)
         title, source = printable(title), printable(str(path))
         return [Document(id=_doc_id(path), text=rich.text, title=title, source=source)]
     if suffix not in TEXT_SUFFIXES:

@@ -54,17 +54,20 @@ from ragsieve.checks import (
     describe,
 )
 from ragsieve.errors import ConfigError, InputError
-from ragsieve.methods import Method, Retrieval, build_method, check_spec, method_needs_sentences
+from ragsieve.methods import (
+    DEFAULT_METHOD,
+    Method,
+    Retrieval,
+    build_method,
+    check_spec,
+    method_needs_sentences,
+)
 from ragsieve.methods.spec import make_config, method_def
 from ragsieve.types import Chunk, Document
 
 if TYPE_CHECKING:
     from ragsieve.index import Index, IndexConfig
 
-#: The method a selector runs when none is named: the evidence tagger on the passages
-#: themselves, with no working index (``full`` and the other sentence-table methods stay
-#: available by spec).
-DEFAULT_METHOD = "tagger"
 #: Methods that read the caller's passages directly instead of a working index.
 DIRECT_METHODS = frozenset({"tagger"})
 #: Prefix of the document ids a selector gives the caller's passages.

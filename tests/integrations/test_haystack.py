@@ -20,6 +20,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 
 import ragsieve.integrations.haystack as hs
 from ragsieve.errors import ConfigError, InputError
+from ragsieve.formats import locate
 from ragsieve.index import Index
 from ragsieve.integrations import META_KEYS
 from ragsieve.integrations.haystack import RagsieveRanker, RagsieveRetriever
@@ -115,6 +116,9 @@ def test_index_retriever_in_a_pipeline(sample_index_dir: Path) -> None:
             assert m["ragsieve_method"] == spec and m["source"].endswith(".md")
             text = index.get_document(m["doc_id"]).text
             assert text[m["ragsieve_start"] : m["ragsieve_end"]] == d.content
+            # every sample document starts with a "# Title": each chunk sits under a heading
+            at = locate(text, m["ragsieve_start"], m["ragsieve_end"])
+            assert m["ragsieve_where"] == at and at
         scores = [d.score for d in out]
         assert scores == sorted(scores, reverse=True)
 
@@ -166,3 +170,32 @@ def test_a_bad_query_on_the_index_retriever_is_one_line(sample_index_dir: Path) 
     with pytest.raises(InputError, match="query must be a string, got None"):
         r.run(None)  # type: ignore[arg-type]
     assert r.run(QUESTION)["documents"]  # and the retriever still answers
+
+
+def test_each_document_says_where_it_sits(located: Any, sample_index_dir: Path) -> None:
+    """``ragsieve_where``: a piece's heading or page, read from its source Document's own text
+    (a Markdown file's headings, a PDF's pages split by form feeds), "" where the text has
+    neither; over an index, from the indexed document (the sample corpus's headings)."""
+    docs = [Document(content=located.markdown), Document(content=located.pdf)]
+    by_id = {d.id: d.content for d in docs}
+    ranker = RagsieveRanker()
+    try:
+        for question, where in [
+            (located.markdown_question, located.markdown_where),
+            (located.pdf_question, located.pdf_where),
+        ]:
+            out = ranker.run(question, docs)["documents"]
+            hit = next(d for d in out if "1822" in d.content or "Albatross" in d.content)
+            assert hit.meta["ragsieve_where"] == where
+            for d in out:
+                m = d.meta
+                at = locate(by_id[m["ragsieve_source_id"]], m["ragsieve_start"], m["ragsieve_end"])
+                assert m["ragsieve_where"] == at and at
+        plain = [Document(content="Champollion announced the decipherment in 1822.")]
+        out = ranker.run(QUESTION, plain)["documents"]
+        assert out and all(d.meta["ragsieve_where"] == "" for d in out)
+    finally:
+        ranker.selector.close()
+    out = RagsieveRetriever(index=str(sample_index_dir), method="tagger").run(QUESTION)
+    answer = next(d for d in out["documents"] if is_answer(d.content))
+    assert answer.meta["ragsieve_where"] == "Decipherment"

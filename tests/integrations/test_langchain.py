@@ -20,6 +20,7 @@ from langchain_core.vectorstores import InMemoryVectorStore
 
 import ragsieve.integrations.langchain as lc
 from ragsieve.errors import ConfigError
+from ragsieve.formats import locate
 from ragsieve.index import Index
 from ragsieve.integrations import META_KEYS
 from ragsieve.integrations.langchain import (
@@ -115,6 +116,9 @@ def test_index_retriever(sample_index_dir: Path) -> None:
             assert m["source"].endswith(".md") and m["title"]
             text = index.get_document(m["doc_id"]).text
             assert text[m["ragsieve_start"] : m["ragsieve_end"]] == d.page_content
+            # every sample document starts with a "# Title": each chunk sits under a heading
+            at = locate(text, m["ragsieve_start"], m["ragsieve_end"])
+            assert m["ragsieve_where"] == at and at
         scores = [d.metadata["ragsieve_score"] for d in out]
         assert scores == sorted(scores, reverse=True)
 
@@ -203,3 +207,32 @@ def test_a_bad_query_on_the_index_retriever_is_one_line(sample_index_dir: Path) 
         with pytest.raises(InputError, match=fragment):
             r.invoke(query)  # type: ignore[arg-type]
     assert r.invoke(QUESTION)  # and the retriever still answers
+
+
+def test_each_piece_says_where_it_sits(located: Any, sample_index_dir: Path) -> None:
+    """``ragsieve_where``: a piece's heading or page, read from its passage's own text (a
+    Markdown file's headings, a PDF's pages split by form feeds), "" where the text has
+    neither; over an index, from the indexed document (the sample corpus's headings)."""
+    texts = {"md": located.markdown, "pdf": located.pdf}
+    docs = [Document(text, metadata={"name": name}) for name, text in texts.items()]
+    c = RagsieveCompressor()
+    try:
+        for question, where in [
+            (located.markdown_question, located.markdown_where),
+            (located.pdf_question, located.pdf_where),
+        ]:
+            out = c.compress_documents(docs, question)
+            hit = next(d for d in out if "1822" in d.page_content or "Albatross" in d.page_content)
+            assert hit.metadata["ragsieve_where"] == where
+            for d in out:
+                m = d.metadata
+                at = locate(texts[m["name"]], m["ragsieve_start"], m["ragsieve_end"])
+                assert m["ragsieve_where"] == at and at
+        plain = [Document("Champollion announced the decipherment of hieroglyphs in 1822.")]
+        out = c.compress_documents(plain, QUESTION)
+        assert out and all(d.metadata["ragsieve_where"] == "" for d in out)
+    finally:
+        c.close()
+    out = RagsieveRetriever(index=str(sample_index_dir), method="tagger").invoke(QUESTION)
+    answer = next(d for d in out if is_answer(d.page_content))
+    assert answer.metadata["ragsieve_where"] == "Decipherment"

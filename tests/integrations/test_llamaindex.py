@@ -20,6 +20,7 @@ from llama_index.core.schema import MetadataMode, NodeRelationship, NodeWithScor
 
 import ragsieve.integrations.llamaindex as li
 from ragsieve.errors import ConfigError, InputError
+from ragsieve.formats import locate
 from ragsieve.index import Index
 from ragsieve.integrations import META_KEYS
 from ragsieve.integrations.llamaindex import (
@@ -115,6 +116,9 @@ def test_index_retriever(sample_index_dir: Path) -> None:
             assert m["ragsieve_method"] == spec and n.node.node_id == m["ragsieve_chunk_id"]
             text = index.get_document(m["doc_id"]).text
             assert text[m["ragsieve_start"] : m["ragsieve_end"]] == n.node.get_content()
+            # every sample document starts with a "# Title": each chunk sits under a heading
+            at = locate(text, m["ragsieve_start"], m["ragsieve_end"])
+            assert m["ragsieve_where"] == at and at
         scores = [n.score for n in out]
         assert scores == sorted(scores, reverse=True)
 
@@ -196,3 +200,41 @@ def test_a_bad_query_on_the_index_retriever_is_one_line(sample_index_dir: Path) 
         with pytest.raises(InputError, match=fragment):
             r.retrieve(query)  # type: ignore[arg-type]
     assert r.retrieve(QUESTION)  # and the retriever still answers
+
+
+def test_each_node_says_where_it_sits(located: Any, sample_index_dir: Path) -> None:
+    """``ragsieve_where``: a piece's heading or page, read from its source node's own text (a
+    Markdown file's headings, a PDF's pages split by form feeds), "" where the text has
+    neither; over an index, from the indexed document (the sample corpus's headings)."""
+    from llama_index.core.schema import TextNode
+
+    nodes = [
+        NodeWithScore(node=TextNode(text=t), score=1.0) for t in (located.markdown, located.pdf)
+    ]
+    by_id = {n.node.node_id: n.node.get_content() for n in nodes}
+    pp = RagsievePostprocessor()
+    try:
+        for question, where in [
+            (located.markdown_question, located.markdown_where),
+            (located.pdf_question, located.pdf_where),
+        ]:
+            out = pp.postprocess_nodes(nodes, query_str=question)
+            hit = next(
+                n
+                for n in out
+                if "1822" in n.node.get_content() or "Albatross" in n.node.get_content()
+            )
+            assert hit.node.metadata["ragsieve_where"] == where
+            for n in out:
+                m = n.node.metadata
+                src = by_id[n.node.relationships[NodeRelationship.SOURCE].node_id]
+                at = locate(src, m["ragsieve_start"], m["ragsieve_end"])
+                assert m["ragsieve_where"] == at and at
+        plain = [NodeWithScore(node=TextNode(text="Champollion deciphered it in 1822."), score=1.0)]
+        out = pp.postprocess_nodes(plain, query_str=QUESTION)
+        assert out and all(n.node.metadata["ragsieve_where"] == "" for n in out)
+    finally:
+        pp.close()
+    out = RagsieveRetriever(sample_index_dir, method="tagger").retrieve(QUESTION)
+    answer = next(n for n in out if is_answer(n.node.get_content()))
+    assert answer.node.metadata["ragsieve_where"] == "Decipherment"

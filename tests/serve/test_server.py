@@ -33,7 +33,7 @@ pytestmark = pytest.mark.integration
 HTTP_TIMEOUT = 300
 
 TOKEN = "test-token-0123456789"
-SEARCH_KEYS = {"chunk_id", "doc_id", "title", "text", "score", "start", "end", "tokens"}
+SEARCH_KEYS = {"chunk_id", "doc_id", "title", "text", "score", "start", "end", "tokens", "where"}
 ASK_KEYS = {"question", "method", "answer", "context", "tokens", "cost", "timings", "trace"}
 
 
@@ -98,6 +98,8 @@ def test_health(server: Server, sample_index_dir: Path) -> None:
 
 def test_search_matches_the_python_api(server: Server, sample_index_dir: Path) -> None:
     from ragsieve import search
+    from ragsieve.explain import where_of
+    from ragsieve.index import Index
 
     q = "When was the Fresnel lens first installed?"
     r = httpx.post(
@@ -114,6 +116,9 @@ def test_search_matches_the_python_api(server: Server, sample_index_dir: Path) -
     expected = search(q, sample_index_dir, k=2, retriever="hybrid")
     assert [h["chunk_id"] for h in hits] == [s.chunk.id for s in expected]
     assert [h["score"] for h in hits] == pytest.approx([s.score for s in expected])
+    # where each hit sits (the heading above it), as ``ragsieve search --json`` says
+    where = where_of(Index.open(sample_index_dir), expected)
+    assert [h["where"] for h in hits] == [where[s.chunk.id] for s in expected]
 
 
 def test_ask_with_the_local_llm(server: Server) -> None:
@@ -135,6 +140,8 @@ def test_ask_with_the_local_llm(server: Server) -> None:
         c["chunk_id"] for c in body["context"]
     ]
     assert "Rosetta" in body["context"][0]["title"]
+    assert all(c["where"] for c in body["context"])  # each under a heading of its file
+    assert body["cost"] == 0  # the local model: no prices given, nothing to pay
     tokens = body["tokens"]
     assert tokens["context"] > 0 and tokens["prompt"] > tokens["context"] // 2
     assert 1 <= tokens["completion"] <= 32

@@ -117,6 +117,9 @@ def test_ask_highlights_exactly_the_answers_selection(page: Any, viewer: str) ->
     answer = page.text_content("#answer-text")
     assert answer.strip() and answer == body["answer"]
     assert "Answer (full)" in page.text_content("#answer-heading")
+    # The local model costs nothing: no cost on the answer line.
+    meta = page.text_content("#answer-meta")
+    assert body["cost"] == 0 and "tokens" in meta and "cost" not in meta and "$" not in meta
     # The highlighted (kept) units are exactly the context the answer was generated from...
     selected = [c["chunk_id"] for c in body["context"]]
     assert selected and body["explain"]["selected"] == selected
@@ -217,9 +220,10 @@ def test_token_entered_in_the_page(page: Any, locked: Server) -> None:
 
 
 def test_a_running_clock_and_a_jump_to_the_kept_evidence(page: Any, viewer: str) -> None:
-    """While a request runs the status counts seconds; afterwards one click brings the first
-    kept unit into view (a small window, so it starts off screen), and each document says
-    under which heading its kept units sit."""
+    """While a request runs the status counts seconds; afterwards the first click brings the
+    best kept unit (highest score) into view (a small window, so it starts off screen), each
+    further click the next one down in score, round to the best again after the last; and each
+    document says under which heading its kept units sit."""
     page.set_viewport_size({"width": 1200, "height": 420})
     page.goto(viewer + "/")
     page.evaluate(
@@ -235,13 +239,35 @@ def test_a_running_clock_and_a_jump_to_the_kept_evidence(page: Any, viewer: str)
     seen = page.evaluate("window.seen")
     assert any(s.startswith("Explaining: ") and s.endswith(" s") for s in seen), seen
     assert page.is_visible("#jump")
-    in_view = """() => { const r = document.querySelector('#documents .cand.kept')
-        .getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight; }"""
-    assert not page.evaluate(in_view)
-    page.click("#jump")
-    assert page.evaluate(in_view)
+    # The kept units in document order with their scores; the order a reader wants is by score.
+    spans = page.eval_on_selector_all(
+        "#documents .cand.kept", "els => els.map(e => [e.dataset.chunkId, Number(e.dataset.score)])"
+    )
+    score = dict(spans)  # every span of a unit carries the unit's score
+    by_score = sorted(dict.fromkeys(c for c, _ in spans), key=lambda c: -score[c])
+    assert len(by_score) >= 2 and score[by_score[0]] > score[by_score[-1]], spans
+    assert by_score[0] != spans[0][0], spans  # the best is not the first in document order
+    in_view = """(id) => [...document.querySelectorAll('#documents .cand.kept')]
+        .filter((e) => e.dataset.chunkId === id).some((e) => { const r = e.getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= window.innerHeight; })"""
+    current = "els => [...new Set(els.map(e => e.dataset.chunkId))]"
+    assert not page.evaluate(in_view, by_score[0])
+    for n, chunk_id in enumerate(by_score, start=1):
+        page.click("#jump")
+        assert page.eval_on_selector_all("#documents .cand.current", current) == [chunk_id]
+        assert page.evaluate(in_view, chunk_id), (n, chunk_id)
+        assert f"at {n} of {len(by_score)}, score {score[chunk_id]:.3f}" in page.text_content(
+            "#jump"
+        )
+    page.click("#jump")  # after the last, round to the best again
+    assert page.eval_on_selector_all("#documents .cand.current", current) == [by_score[0]]
     head = page.text_content("#documents article h3")
     assert "kept on Decipherment" in head and "jump to kept" in head
     where = page.get_attribute("#documents .cand.kept", "data-where")
     assert where == "Decipherment"
+    # A new answer starts again from the best.
+    click_and_wait(page, "#explain", "/explain")
+    assert page.text_content("#jump") == "Jump to the kept evidence (best first)"
+    page.click("#jump")
+    assert page.eval_on_selector_all("#documents .cand.current", current) == [by_score[0]]
     assert page.errors == []

@@ -66,6 +66,41 @@ def test_prune_command_on_files(tmp_path: Path, corpus_dir: Path) -> None:
     assert latin1.read_bytes() == "Champollion annon\u00e7a en 1822.".encode("latin-1")
 
 
+def test_prune_reads_pdf_html_and_docx_as_index_does(tmp_path: Path) -> None:
+    """Real PDF, HTML and DOCX files (reportlab, python-docx) pruned from the command line: each
+    read by index's reader (no "not valid UTF-8"), the fact kept from the file that holds it,
+    a .jsonl file one passage per record; a PDF with no text layer is a one-line error."""
+    from rich_docs import FACT, write_docx, write_folder, write_html, write_scanned_pdf
+
+    folder = write_folder(tmp_path / "docs")
+    files = [folder / n for n in ("harbour-report.pdf", "bread.html", "beekeeping.docx")]
+    p = run("prune", "When was the dredger Albatross commissioned?", *map(str, files), "--json")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)
+    assert any(r["text"] == FACT and r["passage"] == str(files[0]) for r in rows), rows
+    html = write_html(tmp_path / "hives.htm", "Hives", "Size", ["A hive holds 50000 bees."])
+    docx = write_docx(tmp_path / "dough.docx", "Bread", [("Starter", ["Rye starter is sour."])])
+    records = tmp_path / "notes.jsonl"
+    records.write_text(
+        json.dumps({"id": "a", "title": "Moths", "text": "Moths fly at night."})
+        + "\n"
+        + json.dumps({"id": "b", "title": "Storks", "text": "Storks winter in Africa."})
+        + "\n",
+        "utf-8",
+    )
+    p = run("prune", "Where do storks spend the winter?", str(html), str(docx), str(records))
+    assert p.returncode == 0, p.stderr
+    assert "[notes.jsonl#b] Storks winter in Africa." in p.stdout, p.stdout
+    p = run("prune", "How many bees does a hive hold?", str(docx), str(html), "--json")
+    assert p.returncode == 0, p.stderr
+    assert [r["passage"] for r in json.loads(p.stdout)][:1] == [str(html)], p.stdout
+    p = run("prune", "Which starter is sour?", str(html), str(docx))
+    assert p.returncode == 0, p.stderr
+    assert "[dough.docx] Rye starter is sour." in p.stdout, p.stdout
+    scan = write_scanned_pdf(tmp_path / "scan.pdf")
+    assert_one_line_error(run("prune", QUESTION, str(scan)), 2, "no text layer")
+
+
 def test_train_tagger_bad_options_are_one_line(tmp_path: Path) -> None:
     from ragsieve.tag.data import SOURCES
 

@@ -30,8 +30,10 @@ from ragsieve.checks import (
     check_texts,
     describe,
 )
+from ragsieve.defaults import DEFAULT_METHOD
 from ragsieve.embed import index_embedder
 from ragsieve.errors import ConfigError, InputError
+from ragsieve.formats import locate
 from ragsieve.pool import Passage, Piece
 
 #: Metadata keys every integration writes on a selected piece.
@@ -41,6 +43,7 @@ META_KEYS = (
     "ragsieve_start",
     "ragsieve_end",
     "ragsieve_chunk_id",
+    "ragsieve_where",
 )
 
 
@@ -56,15 +59,19 @@ class MissingExtra(ConfigError, ImportError):
         )
 
 
-def piece_meta(piece: Piece, method: str) -> dict[str, Any]:
+def piece_meta(piece: Piece, method: str, source: str | None = None) -> dict[str, Any]:
     """The ``ragsieve_*`` metadata of a selected piece: where it sits in its source text
-    (``text == source[start:end]``), its score and the method spec that chose it."""
+    (``text == source[start:end]``), its score, the method spec that chose it, and
+    ``ragsieve_where``: its page or heading in ``source`` (:func:`ragsieve.formats.locate`:
+    ``page 3`` after form feeds, the Markdown heading above it), ``""`` when ``source`` has
+    neither or is not given."""
     return {
         "ragsieve_score": piece.score,
         "ragsieve_method": method,
         "ragsieve_start": piece.start,
         "ragsieve_end": piece.end,
         "ragsieve_chunk_id": piece.chunk_id,
+        "ragsieve_where": locate(source, piece.start, piece.end) if source else "",
     }
 
 
@@ -140,7 +147,7 @@ class IndexMethod:
     def __init__(
         self,
         index: str | Path,
-        method: str = "naive",
+        method: str = DEFAULT_METHOD,
         *,
         k: int | None = None,
         budget: int | None = None,
@@ -178,7 +185,7 @@ class IndexMethod:
                 "doc_id": c.doc_id,
                 "title": c.title,
                 "source": doc.source if doc is not None else "",
-                **piece_meta(piece, self.spec.label),
+                **piece_meta(piece, self.spec.label, doc.text if doc is not None else None),
             }
             out.append((c.text, float(s.score), meta))
         return out

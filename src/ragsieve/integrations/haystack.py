@@ -52,7 +52,8 @@ class RagsieveRanker:
     ``run(query, documents)`` returns one Document per selected sentence (or passage, as the
     method's unit is), in the method's context order, with ``score`` set, the source
     document's ``meta`` plus ``ragsieve_score``, ``ragsieve_method``, ``ragsieve_start`` /
-    ``ragsieve_end`` (offsets in the source's ``content``), ``ragsieve_chunk_id`` and
+    ``ragsieve_end`` (offsets in the source's ``content``), ``ragsieve_chunk_id``,
+    ``ragsieve_where`` (its page or heading where the source's text has them, else ``""``) and
     ``ragsieve_source_id`` (the source Document's id). ``title_key`` names the meta field
     read as the title. The working index is made by :meth:`warm_up` (or the first run).
 
@@ -131,7 +132,11 @@ class RagsieveRanker:
         out = []
         for p in res.pieces:
             src = docs[p.passage]
-            meta = {**src.meta, **piece_meta(p, res.method), "ragsieve_source_id": src.id}
+            meta = {
+                **src.meta,
+                **piece_meta(p, res.method, src.content),
+                "ragsieve_source_id": src.id,
+            }
             out.append(Document(content=p.text, meta=meta, score=p.score))
         return {"documents": out}
 
@@ -154,7 +159,7 @@ class RagsieveRetriever:
     def __init__(
         self,
         index: str | Path,
-        method: str = "naive",
+        method: str = DEFAULT_METHOD,
         k: int | None = None,
         budget: int | None = None,
         retriever: str | None = None,

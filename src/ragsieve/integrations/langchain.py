@@ -53,7 +53,8 @@ class RagsieveCompressor(BaseDocumentCompressor):
     The ``base_compressor`` of a ``ContextualCompressionRetriever``. Each returned
     ``Document`` is a selected sentence (or passage, as the method's unit is) with its source
     document's metadata plus ``ragsieve_score``, ``ragsieve_method``, ``ragsieve_start``,
-    ``ragsieve_end`` (offsets in the source's ``page_content``) and ``ragsieve_chunk_id``, in
+    ``ragsieve_end`` (offsets in the source's ``page_content``), ``ragsieve_chunk_id`` and
+    ``ragsieve_where`` (its page or heading where the source's text has them, else ``""``), in
     the method's context order. ``title_key`` names the metadata field read as the title.
 
     >>> docs = [Document("In 1822 Champollion announced the decipherment.")]
@@ -118,7 +119,10 @@ class RagsieveCompressor(BaseDocumentCompressor):
         return [
             Document(
                 page_content=p.text,
-                metadata={**docs[p.passage].metadata, **piece_meta(p, res.method)},
+                metadata={
+                    **docs[p.passage].metadata,
+                    **piece_meta(p, res.method, docs[p.passage].page_content),
+                },
             )
             for p in res.pieces
         ]
@@ -145,7 +149,7 @@ class RagsieveRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     index: str | Path
-    method: str = "naive"
+    method: str = DEFAULT_METHOD
     k: int | None = None
     budget: int | None = None
     retriever: str | None = None

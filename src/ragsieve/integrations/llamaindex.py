@@ -75,7 +75,8 @@ class RagsievePostprocessor(BaseNodePostprocessor):
     Returns one ``NodeWithScore`` per selected sentence (or passage, as the method's unit is),
     in the method's context order: a ``TextNode`` with the source node's metadata plus
     ``ragsieve_score``, ``ragsieve_method``, ``ragsieve_start``/``ragsieve_end`` (offsets in
-    the source node's text) and ``ragsieve_chunk_id`` (hidden from the LLM), and a ``SOURCE``
+    the source node's text), ``ragsieve_chunk_id`` and ``ragsieve_where`` (its page or heading
+    where the source's text has them, else ``""``; all hidden from the LLM), and a ``SOURCE``
     relationship to the source node. ``title_key`` names the metadata field read as a title.
 
     >>> from llama_index.core.schema import NodeWithScore, TextNode
@@ -153,7 +154,10 @@ class RagsievePostprocessor(BaseNodePostprocessor):
             node = _node(
                 p.text,
                 p.chunk_id,
-                {**src.metadata, **piece_meta(p, res.method)},
+                {
+                    **src.metadata,
+                    **piece_meta(p, res.method, src.get_content(metadata_mode=MetadataMode.NONE)),
+                },
                 list(src.excluded_llm_metadata_keys),
             )
             node.relationships[NodeRelationship.SOURCE] = src.as_related_node_info()
@@ -182,7 +186,7 @@ class RagsieveRetriever(BaseRetriever):
     def __init__(
         self,
         index: str | Path,
-        method: str = "naive",
+        method: str = DEFAULT_METHOD,
         *,
         k: int | None = None,
         budget: int | None = None,

@@ -10,6 +10,11 @@ only prices the paper states. Its experiments use GPT-4o-mini (Table XI) but rep
 cost efficiency, where prices cancel. ``PRICES`` adds GPT-4o-mini's list price at release
 ($0.15 / $0.60 per 1M tokens, OpenAI's announcement, not the paper) for convenience.
 
+An answer is charged at the prices its caller gives. A price not given is 0 for a local model
+(``local``, ``local:PATH``, ``qwen-0.5b``, any in-process llama.cpp model: it costs nothing,
+so ``Answer.cost`` is 0 and no cost is shown) and SAGE's example price for any other
+(:func:`answer_prices`). The benchmark runner always gives prices (``eval --price-in``).
+
 Cost efficiency (Eq. 2) is ``quality / cost`` with quality any answer metric (accuracy, F1,
 BLEU-1). SAGE computes it on dataset totals; :func:`cost_efficiency` takes whatever pair it is
 given, and the runner passes mean quality and mean cost per question, which differs from SAGE's
@@ -32,6 +37,35 @@ PRICES: dict[str, tuple[float, float]] = {
     "gpt-4o-mini": (0.15, 0.60),  # OpenAI list price at release (July 2024), not from the paper
     "local": (0.0, 0.0),  # a local model: cost efficiency is undefined
 }
+
+
+#: The ``get_llm`` specs of in-process models (``local:PATH`` too): they cost nothing.
+LOCAL_SPECS = ("local", "qwen-0.5b")
+#: The module of the in-process backend (llama.cpp); any model it runs is local.
+LOCAL_BACKEND = "ragsieve.llm.local"
+
+
+def is_local_llm(llm: object) -> bool:
+    """Whether ``llm`` (an LLM object or a spec string) runs in this process, at no cost: the
+    llama.cpp backend, or a spec ``local``, ``local:PATH`` or ``qwen-0.5b``."""
+    if type(llm).__module__ == LOCAL_BACKEND:
+        return True
+    name = llm if isinstance(llm, str) else getattr(llm, "name", "")
+    return isinstance(name, str) and (name in LOCAL_SPECS or name.startswith("local:"))
+
+
+def answer_prices(
+    llm: object, price_in_per_m: float | None = None, price_out_per_m: float | None = None
+) -> tuple[float, float]:
+    """The prices (dollars per 1M input and output tokens) an answer of ``llm`` is charged at:
+    each one given, else 0 for a local model (:func:`is_local_llm`: no cost to report) and
+    SAGE's example prices for any other."""
+    local = is_local_llm(llm)
+    if price_in_per_m is None:
+        price_in_per_m = 0.0 if local else DEFAULT_PRICE_IN_PER_M
+    if price_out_per_m is None:
+        price_out_per_m = 0.0 if local else DEFAULT_PRICE_OUT_PER_M
+    return price_in_per_m, price_out_per_m
 
 
 def llm_cost(

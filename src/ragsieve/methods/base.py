@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.llm.budget import PromptBudget, llm_window
-from ragsieve.llm.cost import DEFAULT_PRICE_IN_PER_M, DEFAULT_PRICE_OUT_PER_M, llm_cost
+from ragsieve.llm.cost import (
+    DEFAULT_PRICE_IN_PER_M,
+    DEFAULT_PRICE_OUT_PER_M,
+    answer_prices,
+    llm_cost,
+)
 from ragsieve.rerank.base import Reranker, rerank
 from ragsieve.retrieve.base import DocFilter, Retriever
 from ragsieve.select.base import Selection, Selector, make_context
@@ -28,8 +33,9 @@ if TYPE_CHECKING:
     from ragsieve.index import Index
     from ragsieve.llm import LLM
 
-#: Default prices for SAGE's cost (Eq. 1), dollars per 1M tokens: the only prices SAGE states
-#: (Sec. II-B); configurable everywhere (see ragsieve.llm.cost.PRICES).
+#: SAGE's example prices for its cost (Eq. 1), dollars per 1M tokens (Sec. II-B): what a remote
+#: LLM's answer is charged when no prices are given; a local model's is 0
+#: (:func:`ragsieve.llm.cost.answer_prices`).
 PRICE_IN_PER_M = DEFAULT_PRICE_IN_PER_M
 PRICE_OUT_PER_M = DEFAULT_PRICE_OUT_PER_M
 
@@ -163,8 +169,8 @@ class Method:
         *,
         options: list[str] | None = None,
         max_tokens: int = 256,
-        price_in_per_m: float = PRICE_IN_PER_M,
-        price_out_per_m: float = PRICE_OUT_PER_M,
+        price_in_per_m: float | None = None,
+        price_out_per_m: float | None = None,
         total_budget: int | None = None,
     ) -> Answer:
         """Retrieve, then answer with ``llm``; the answer carries the full trace."""
@@ -187,8 +193,8 @@ class Method:
         label: str | None = None,
         options: list[str] | None = None,
         max_tokens: int = 256,
-        price_in_per_m: float = PRICE_IN_PER_M,
-        price_out_per_m: float = PRICE_OUT_PER_M,
+        price_in_per_m: float | None = None,
+        price_out_per_m: float | None = None,
         total_budget: int | None = None,
     ) -> Answer:
         """Answer from an already retrieved context.
@@ -197,6 +203,9 @@ class Method:
         through the same generation as ``ask``. A method with a ``feedback`` stage (SAGE's
         self-feedback, :mod:`ragsieve.methods.feedback`) hands the first answer to it.
         ``label`` names the method in the answer (an evaluation spec label).
+        ``price_in_per_m`` and ``price_out_per_m`` (dollars per 1M tokens) price the answer's
+        ``cost``; one not given is 0 for a local model and SAGE's example price for a remote one
+        (:func:`~ragsieve.llm.cost.answer_prices`).
         ``total_budget`` bounds the prompt tokens of every LLM call for this question
         (:mod:`ragsieve.llm.budget`): the first context is trimmed to fit, and feedback stops
         before a call that would not fit. The LLM's own context window (``n_ctx``, when the
@@ -208,6 +217,8 @@ class Method:
         ):
             raise ConfigError(f"total budget must be a positive number of tokens: {total_budget!r}")
         name = label or self.name
+        # Prices not given: 0 for a local model, SAGE's example prices for a remote one.
+        price_in_per_m, price_out_per_m = answer_prices(llm, price_in_per_m, price_out_per_m)
         gen_kw: dict[str, Any] = {
             "options": options,
             "max_tokens": max_tokens,
@@ -228,8 +239,8 @@ def generate_answer(
     *,
     options: list[str] | None = None,
     max_tokens: int = 256,
-    price_in_per_m: float = PRICE_IN_PER_M,
-    price_out_per_m: float = PRICE_OUT_PER_M,
+    price_in_per_m: float | None = None,
+    price_out_per_m: float | None = None,
     config: dict[str, Any] | None = None,
     prompt_budget: PromptBudget | None = None,
 ) -> Answer:
@@ -246,7 +257,11 @@ def generate_answer(
     stop()
     usage = gen.usage
     budget.record("answer", messages, usage)
-    cost = llm_cost(usage.prompt_tokens, usage.completion_tokens, price_in_per_m, price_out_per_m)
+    cost = llm_cost(
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        *answer_prices(llm, price_in_per_m, price_out_per_m),
+    )
     trace = {
         **r.trace,
         "config": config or {},

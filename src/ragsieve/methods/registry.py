@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ragsieve.defaults import DEFAULT_METHOD
 from ragsieve.methods.base import MethodDef
 from ragsieve.methods.carrot import CARROT
 from ragsieve.methods.full import FULL
@@ -15,11 +16,8 @@ METHODS: dict[str, MethodDef] = {
     d.name: d for d in (NAIVE, SAGE, CARROT, SAKI, PARETO, FULL, TAGGER)
 }
 
-#: What ``ask``, ``search --method``, ``serve`` and ``ragsieve.ask`` use when no method is named:
-#: the best precise method on the held-out tables of BENCHMARKS.md ("The evidence tagger": answer
-#: recall 0.830 against naive's 0.755 at 0.83x its tokens) that works on any index (it needs no
-#: sentence table). ``naive`` stays one flag away.
-DEFAULT_METHOD = "tagger"
+
+__all__ = ["DEFAULT_METHOD", "METHODS", "known_methods"]
 
 
 def known_methods() -> list[str]:

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from ragsieve.errors import ConfigError, InputError
+from ragsieve.io import SUPPORTED
 from ragsieve.training.cli import (
     DataOpt,
     DeviceOpt,
@@ -23,7 +24,9 @@ from ragsieve.training.cli import (
 
 
 def segment_cmd(
-    file: Annotated[Path, typer.Argument(help="A .txt, .md or .jsonl file.")],
+    file: Annotated[
+        Path, typer.Argument(help=f"A file that index reads: {', '.join(sorted(SUPPORTED))}.")
+    ],
     segmenter: Annotated[
         str, typer.Option("--segmenter", help="sage | fixed | paragraph.")
     ] = "sage",

@@ -64,7 +64,7 @@ from ragsieve.index.store import MANIFEST
 from ragsieve.methods import DEFAULT_METHOD, Method, MethodSpec, Retrieval
 from ragsieve.serve.gate import ModelGate, check_default_method
 from ragsieve.serve.limits import MAX_BUDGET, MAX_K, check_http_options
-from ragsieve.types import scored_json
+from ragsieve.types import Scored, scored_json
 
 log = logging.getLogger("ragsieve.serve")
 
@@ -143,7 +143,7 @@ class ExplainRequest(BaseModel):
         min_length=1,
         max_length=MAX_SPEC_CHARS,
         description="A method spec: tagger, naive, sage, carrot, pareto, saki, full, "
-        "'full[unit=passage]' (default: the server's --config, else tagger).",
+        f"'full[unit=passage]' (default: the server's --config, else {DEFAULT_METHOD}).",
     )
     k: int = Field(10, ge=1, le=MAX_K, description="Chunks in the context (top-k).")
     budget: int | None = Field(
@@ -182,6 +182,8 @@ class SearchHit(BaseModel):
     start: int
     end: int
     tokens: int
+    #: Where it sits in its document: ``page 3`` (PDF), the heading above it, both, or ``""``.
+    where: str = ""
 
 
 class SearchResponse(BaseModel):
@@ -199,6 +201,8 @@ class ContextChunk(BaseModel):
     score: float
     start: int
     end: int
+    #: Where it sits in its document: ``page 3`` (PDF), the heading above it, both, or ``""``.
+    where: str = ""
 
 
 class TokenCounts(BaseModel):
@@ -783,14 +787,15 @@ def _add_rag_routes(app: FastAPI, state: ServerState, protected: list[Any]) -> N
             run = {"k": req.k, "budget": req.budget, "retriever": req.retriever}
             method = state.method(req.method, idx, "search", reranker=req.reranker, **run)
             r = method.retrieve([req.query])[0]
-            out.update(results=scored_json(list(r.context.chunks)), method=req.method)
+            hits = list(r.context.chunks)
+            out.update(results=_located(idx, hits, scored_json(hits)), method=req.method)
             return JSONResponse(out)
         if req.budget is not None:
             raise InputError("budget needs a method (plain search returns the top k)")
         retriever = req.retriever or "dense"
         state.check_reranker(req.reranker, idx)
         hits = do_search(req.query, idx, k=req.k, retriever=retriever, reranker=req.reranker)
-        out.update(retriever=retriever, results=scored_json(hits))
+        out.update(retriever=retriever, results=_located(idx, hits, scored_json(hits)))
         return JSONResponse(out)
 
     @app.post(
@@ -811,6 +816,7 @@ def _add_rag_routes(app: FastAPI, state: ServerState, protected: list[Any]) -> N
             r, state.llm, max_tokens=req.max_tokens, total_budget=req.total_budget
         )
         out = answer.to_json()
+        _located(idx, answer.context.chunks, out["context"])
         if req.explain:
             # The context the answer read (after feedback or a --total-budget trim) is the
             # selection; the candidates are the retrieval's; seconds include generation.
@@ -840,6 +846,20 @@ def _add_rag_routes(app: FastAPI, state: ServerState, protected: list[Any]) -> N
         method = state.method(req.method, idx, "explain", reranker=req.reranker, **run)
         r = method.retrieve([req.question])[0]
         return JSONResponse(_evidence(idx, r))
+
+
+def _located(
+    index: Index, hits: Sequence[Scored], items: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``items`` (the JSON of ``hits``, in the same order), each given ``where``: its page or
+    heading (:func:`ragsieve.explain.where_of`), ``""`` when its document has neither, as
+    ``ragsieve search --json`` and ``ask --json`` give it."""
+    from ragsieve.explain import where_of
+
+    where = where_of(index, hits)
+    for item in items:
+        item["where"] = where.get(item["chunk_id"], "")
+    return items
 
 
 def _evidence(index: Index, r: Retrieval) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ragsieve.defaults import DEFAULT_METHOD
 from ragsieve.errors import ConfigError, InputError
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -125,7 +126,8 @@ def serve(
             "--config",
             exists=True,
             dir_okay=False,
-            help="A TOML [method] table: the method of POST /ask requests that name none.",
+            help="A TOML [method] table: the method of POST /ask and /explain requests that "
+            f"name none (default: {DEFAULT_METHOD}).",
         ),
     ] = None,
 ) -> None:
@@ -137,8 +139,6 @@ def serve(
     logging.basicConfig(
         level=level.upper(), format="%(levelname)s:     %(name)s: %(message)s", stream=sys.stderr
     )
-    from ragsieve.methods import DEFAULT_METHOD
-
     default_method: Any = DEFAULT_METHOD
     if config is not None:
         from ragsieve.methods import check_spec, spec_from_toml

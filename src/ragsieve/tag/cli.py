@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from ragsieve.errors import ConfigError, InputError
+from ragsieve.io import SUPPORTED
 from ragsieve.training.cli import (
     DataOpt,
     DeviceOpt,
@@ -22,6 +23,9 @@ from ragsieve.training.cli import (
     log,
     run_options,
 )
+
+#: Every file type ``index`` reads, for the help text.
+FORMATS = ", ".join(sorted(SUPPORTED))
 
 
 def train_tagger(
@@ -80,7 +84,11 @@ def train_tagger(
 def prune_cmd(
     question: Annotated[str, typer.Argument(help="The question.")],
     passages: Annotated[
-        list[Path], typer.Argument(help="Text files, one passage each (title: the file name).")
+        list[Path],
+        typer.Argument(
+            help=f"Files, one passage each, read as index reads them ({FORMATS}; a .jsonl "
+            "file: one per record; any other file: UTF-8 text titled by its name)."
+        ),
     ],
     threshold: Annotated[
         float | None, typer.Option(min=0.0, max=1.0, help="Keep threshold (default: model's).")
@@ -115,16 +123,11 @@ def prune_cmd(
     from ragsieve.api import prune
 
     items: list[tuple[str, str]] = []
+    labels: list[str] = []
     for path in passages:
-        if not path.is_file():
-            raise InputError(f"{path}: not a file")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as e:
-            raise InputError(f"{path}: not valid UTF-8 (byte {e.start}); convert it first") from e
-        if not text.strip():
-            raise InputError(f"{path} is empty")
-        items.append((path.stem.replace("_", " "), text))
+        for title, text, label in read_passages(path):
+            items.append((title, text))
+            labels.append(label)
     kept = prune(
         question,
         items,
@@ -138,7 +141,7 @@ def prune_cmd(
     if as_json:
         rows = [
             {
-                "passage": str(passages[k.passage]),
+                "passage": labels[k.passage],
                 "sentence": k.sentence,
                 "text": k.text,
                 "prob": round(k.prob, 4),
@@ -149,7 +152,36 @@ def prune_cmd(
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         return
     for k in kept:
-        typer.echo(f"{k.prob:.3f} [{passages[k.passage].name}] {' '.join(k.text.split())}")
+        typer.echo(f"{k.prob:.3f} [{Path(labels[k.passage]).name}] {' '.join(k.text.split())}")
+
+
+def read_passages(path: Path) -> list[tuple[str, str, str]]:
+    """``(title, text, label)`` of each passage in one file ``prune`` is given, read by the
+    readers of ``index`` (PDF, HTML and DOCX with their pages and headings, a .jsonl file one
+    passage per record, labelled ``FILE#id``); a file of another type is read as UTF-8 text, as
+    before. Every failure is a one-line :class:`InputError`."""
+    from ragsieve.io import read_source
+
+    if not path.is_file():
+        raise InputError(f"{path}: not a file")
+    if path.suffix.lower() not in SUPPORTED:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path}: not valid UTF-8 (byte {e.start}); convert it first") from e
+        except OSError as e:
+            raise InputError(f"cannot read {path}: {e.strerror or e}") from e
+        if not text.strip():
+            raise InputError(f"{path} is empty")
+        return [(path.stem.replace("_", " "), text, str(path))]
+    docs, _ = read_source(path, explicit=True)  # explicit: raises, never skips
+    out = []
+    for d in docs:
+        # a file without a title of its own keeps prune's old one: its name, words spaced
+        title = path.stem.replace("_", " ") if d.title == path.stem else d.title
+        label = str(path) if len(docs) == 1 else f"{path}#{d.id.rsplit('#', 1)[-1]}"
+        out.append((title, d.text, label))
+    return out
 
 
 def register(app: typer.Typer) -> None:
