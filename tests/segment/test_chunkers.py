@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from ragsieve.errors import ConfigError
-from ragsieve.segment import get_segmenter, sentences_of
+from ragsieve.errors import ConfigError, InputError
+from ragsieve.segment import get_segmenter, segment_checked, sentences_of
 from ragsieve.text import count_tokens
 from ragsieve.types import Document
 
@@ -60,3 +62,26 @@ def test_unknown_chunker_and_bad_size() -> None:
         get_segmenter("nope")
     with pytest.raises(ConfigError, match="at least"):
         get_segmenter("fixed", chunk_tokens=0)
+
+
+@pytest.mark.integration
+def test_a_document_the_tokenizer_cannot_chunk_is_one_error_and_the_index_keeps_its_version(
+    writable_index: Path,
+) -> None:
+    """A million spaces overflow tiktoken's stack (a Rust panic, no ``Exception``). The readers
+    cut such runs; a document given through the API still has them. Chunking it is one
+    InputError naming it, and the write it was part of commits nothing."""
+    from ragsieve.index import Index
+
+    good = Document("ok", "A fine note about zebras. They have stripes.")
+    bad = Document("spaces", "Start." + " " * 1_000_000 + "End.")
+    with pytest.raises(InputError, match=r"^spaces: cannot chunk this document") as e:
+        segment_checked(get_segmenter("fixed", chunk_tokens=200), [good, bad])
+    assert "\n" not in str(e.value)
+    idx = Index.open(writable_index)
+    before = idx.stats()["documents"]
+    with pytest.raises(InputError, match="spaces: cannot chunk"):
+        idx.add([good, bad])
+    again = Index.open(writable_index)
+    assert again.stats()["documents"] == before
+    assert "ok" not in {d["doc_id"] for d in again.documents()}

@@ -55,7 +55,7 @@ from ragsieve.index.sentences import (
     build_sentence_rows,
     sentence_schema,
 )
-from ragsieve.segment import get_segmenter
+from ragsieve.segment import get_segmenter, segment_checked
 from ragsieve.types import Chunk, Document
 
 MANIFEST = "ragsieve.json"
@@ -980,7 +980,7 @@ class Index:
             batch = docs[i : i + 64]
             if progress:  # before the work: one huge document can take a while to chunk
                 progress("chunk documents", done_docs, n_docs)
-            for d, chunks in zip(batch, segmenter.segment(list(batch)), strict=True):
+            for d, chunks in zip(batch, segment_checked(segmenter, list(batch)), strict=True):
                 pending_chunks.extend(chunks)
                 pending_docs.append((d, len(chunks)))
             done_docs += len(batch)

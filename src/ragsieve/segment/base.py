@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from ragsieve.errors import ConfigError
+from ragsieve.errors import ConfigError, InputError, RagsieveError
 from ragsieve.text import count_tokens_batch, split_sentences
 from ragsieve.types import Chunk, Document, Sentence
 
@@ -207,3 +207,31 @@ def get_segmenter(name: str, **options: Any) -> Segmenter:
     if name not in _REGISTRY:
         raise ConfigError(f"unknown chunker {name!r}: use one of {', '.join(known_segmenters())}")
     return _REGISTRY[name](**options)
+
+
+def segment_checked(segmenter: Segmenter, docs: list[Document]) -> list[list[Chunk]]:
+    """``segmenter.segment(docs)``, where any failure (even a tokenizer's Rust panic, which is
+    no ``Exception``) becomes one :class:`InputError` line naming the document that caused it,
+    instead of a traceback: the write it was part of stops before committing, so the index
+    keeps its previous version. The readers cut what is known to break a tokenizer (whitespace
+    runs); this is the guard for what is not known yet."""
+    try:
+        return segmenter.segment(docs)
+    except (KeyboardInterrupt, SystemExit, RagsieveError):
+        raise
+    except BaseException as batch_error:  # pyo3's PanicException is no Exception
+        for d in docs:  # which document: chunk them one at a time
+            try:
+                segmenter.segment([d])
+            except (KeyboardInterrupt, SystemExit, RagsieveError):
+                raise
+            except BaseException as e:
+                why = " ".join(str(e)[:500].split())[:200] or type(e).__name__
+                raise InputError(
+                    f"{d.id}: cannot chunk this document ({type(e).__name__}: {why}); nothing "
+                    "was written: remove or fix the file and index again"
+                ) from e
+        raise InputError(
+            f"cannot chunk {len(docs)} documents together ({type(batch_error).__name__}); "
+            "nothing was written"
+        ) from batch_error
