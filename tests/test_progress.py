@@ -9,9 +9,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from ragsieve.progress import PipedProgress
+from ragsieve.progress import EVERY_S, PipedProgress
 
 
 def _lines(every: float, script: list[tuple[str, int, int, float]]) -> list[tuple[float, str]]:
@@ -32,32 +33,80 @@ def _lines(every: float, script: list[tuple[str, int, int, float]]) -> list[tupl
     return out
 
 
-def test_a_silent_stage_still_prints_every_interval() -> None:
-    lines = _lines(0.5, [("embed chunks", 0, 10, 2.6), ("embed chunks", 10, 10, 0.0)])
-    texts = [t for _, t in lines]
+def _until(cond: Callable[[], bool], guard: float = 60.0) -> None:
+    """Wait for ``cond`` (the guard only stops a hang: no speed is asserted)."""
+    deadline = time.monotonic() + guard
+    while not cond() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+class _Lines:
+    """The lines a PipedProgress wrote, with the times it wrote them."""
+
+    def __init__(self) -> None:
+        self.out: list[tuple[float, str]] = []
+        self._lock = threading.Lock()
+
+    def write(self, line: str) -> None:
+        with self._lock:
+            self.out.append((time.monotonic(), line))
+
+    def starting(self, prefix: str) -> list[float]:
+        with self._lock:
+            return [t for t, line in self.out if line.startswith(prefix)]
+
+    @property
+    def texts(self) -> list[str]:
+        return [line for _, line in self.out]
+
+
+def test_a_silent_stage_keeps_printing_at_its_interval() -> None:
+    """No callback arrives while the stage runs: the heartbeat alone prints its state, never
+    more often than the interval."""
+    lines = _Lines()
+    with PipedProgress(every=0.5, write=lines.write) as prog:
+        prog("embed chunks", 0, 10)
+        _until(lambda: len(lines.starting("embed chunks: 0/10 (")) >= 3)
+        prog("embed chunks", 10, 10)
+    texts = lines.texts
     assert texts[0] == "embed chunks: 0/10" and texts[-1].startswith("embed chunks: 10/10 done")
-    beats = [t for t in texts if t.startswith("embed chunks: 0/10 (")]
+    beats = lines.starting("embed chunks: 0/10 (")
     assert len(beats) >= 3, texts
-    gaps = [b[0] - a[0] for a, b in itertools.pairwise(lines)]
-    assert max(gaps) < 0.5 + 0.5, lines  # the interval plus one heartbeat tick
+    assert all(b - a >= 0.45 for a, b in itertools.pairwise(beats)), lines.out
 
 
 def test_a_finished_stage_goes_quiet_and_a_quiet_stage_starts_late() -> None:
-    lines = _lines(
-        0.4,
-        [("a", 0, 1, 0.0), ("a", 1, 1, 1.2), ("read files", 0, 2, 0.05), ("read files", 2, 2, 0)],
-    )
+    lines = _lines(0.4, [("a", 0, 1, 0.0), ("a", 1, 1, 1.2)])
     texts = [t for _, t in lines]
-    # nothing between a's end and the next stage; a fast read says nothing at all
-    assert texts[:2] == ["a: 0/1", texts[1]] and texts[1].startswith("a: 1/1 done in")
+    # nothing after a's end: the heartbeat speaks only for a running stage
+    assert texts[0] == "a: 0/1" and texts[1].startswith("a: 1/1 done in"), texts
     assert len(texts) == 2, texts
-    slow = [t for _, t in _lines(0.4, [("read files", 0, 1, 0.9), ("read files", 1, 1, 0)])]
-    assert slow[0].startswith("read files: 0/1 (") and slow[-1].startswith("read files: 1/1 done")
+    # a read quicker than QUIET_START_S says nothing at all
+    assert _lines(10.0, [("read files", 0, 2, 0.05), ("read files", 2, 2, 0)]) == []
+    # a slow one announces itself, then ends like any stage
+    slow = _Lines()
+    with PipedProgress(every=0.4, write=slow.write) as prog:
+        prog("read files", 0, 1)
+        _until(lambda: bool(slow.out))
+        prog("read files", 1, 1)
+    assert slow.texts[0].startswith("read files: 0/1 ("), slow.texts
+    assert slow.texts[-1].startswith("read files: 1/1 done"), slow.texts
 
 
-def test_the_cli_piped_reports_at_least_every_12_seconds(tmp_path: Path) -> None:
+def _durations(stamps: list[tuple[float, str]]) -> dict[str, float]:
+    """``stage -> seconds`` from the ``STAGE: N/N done in 12.3s`` lines."""
+    out = {}
+    for _, line in stamps:
+        stage, _, rest = line.partition(": ")
+        if " done in " in rest and rest.endswith("s"):
+            out[stage] = float(rest.rsplit(" done in ", 1)[1][:-1])
+    return out
+
+
+def test_the_cli_piped_reports_every_stage_and_speaks_during_a_long_one(tmp_path: Path) -> None:
     """A 1.1 MB HTML page (15,000 paragraphs): reading, chunking and embedding its ~1,100
-    chunks take a while on 2 cores; no gap between stderr lines may pass 12 s."""
+    chunks take a while on 2 cores; each stage starts and ends on its own line, and one that
+    runs past two intervals prints while it runs."""
     words = [
         "harbour",
         "lighthouse",
@@ -89,11 +138,13 @@ def test_the_cli_piped_reports_at_least_every_12_seconds(tmp_path: Path) -> None
     for line in p.stderr:
         stamps.append((time.monotonic() - t0, line.rstrip()))
     assert p.wait(timeout=300) == 0, stamps
-    end = time.monotonic() - t0
-    times = [0.0, *(t for t, _ in stamps), end]
-    gaps = [b - a for a, b in itertools.pairwise(times)]
-    # the first gap holds the interpreter start and the imports, before any stage
-    assert max(gaps[1:-1]) <= 12.0, stamps
+    # A stage that ran for over two intervals printed between its start and its end (the
+    # heartbeat, or a callback's line): how long a stage takes is the machine's business, so
+    # only the stages that did run long are held to it.
+    for stage, took in _durations(stamps).items():
+        if took >= 2 * EVERY_S + 5:
+            between = [ln for _, ln in stamps if ln.startswith(f"{stage}: ") and "(" in ln]
+            assert between, (stage, took, stamps)
     stages = {line.split(":")[0] for _, line in stamps}
     assert {"chunk documents", "embed chunks"} <= stages, stamps  # reading: only if > 2 s
     assert any("embed chunks" in line and "done in" in line for _, line in stamps), stamps
