@@ -32,7 +32,7 @@ pytest.importorskip("lance_ray", reason="the ray extra is not installed (pip ins
 from ragsieve import search
 from ragsieve.errors import InputError
 from ragsieve.index import Index, IndexConfig
-from ragsieve.index.ray_engine import add_paths_ray
+from ragsieve.index.ray_engine import WORKER_NICENESS_ENV, add_paths_ray, ray_session
 from ragsieve.index.store import MANIFEST
 
 pytestmark = pytest.mark.integration
@@ -191,6 +191,9 @@ def two_node_cluster(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
             "RAY_TMPDIR": tmp,
             "RAY_AUTH_MODE": "token",
             "RAY_AUTH_TOKEN": secrets.token_hex(32),
+            # The cluster is the user's to tune; this one's workers run at the test's priority,
+            # as a private Ray's do (Ray's nice 15 starves them beside busy processes).
+            WORKER_NICENESS_ENV: "0",
         }
         port = _free_port()
         address = f"127.0.0.1:{port}"
@@ -273,20 +276,31 @@ def local_ray() -> Iterator[None]:
 
     Shared by the tests below, which come last in the file, so that it stops right after them.
     """
-    import ray
 
     with _private_ray_tmpdir() as tmp:
         old = os.environ.get("RAY_TMPDIR")
         os.environ["RAY_TMPDIR"] = tmp
         try:
-            ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-            yield
+            with ray_session(num_cpus=2):
+                yield
         finally:
-            ray.shutdown()
             if old is None:
                 os.environ.pop("RAY_TMPDIR", None)
             else:
                 os.environ["RAY_TMPDIR"] = old
+
+
+def test_a_private_rays_workers_run_at_the_drivers_priority(local_ray: None) -> None:
+    """Ray's own default starts workers at nice 15, which starves them beside busy processes;
+    the private Ray that ``--engine ray`` starts runs them at the driver's priority."""
+    import ray
+
+    @ray.remote
+    def niceness() -> int:
+        return os.nice(0)
+
+    assert ray.get(niceness.remote(), timeout=600) == os.nice(0)
+    assert WORKER_NICENESS_ENV not in os.environ  # set only while the daemons started
 
 
 def test_ray_engine_matches_local_engine_and_is_incremental(
