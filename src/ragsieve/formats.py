@@ -73,10 +73,11 @@ ZIP_RATIO_FROM = 4 * 1024 * 1024
 MAX_ZIP_MEMBERS = 10_000
 
 
-def _name(path: Path | str) -> str:
-    """``path`` (or a message naming it) as one can print and store it: a non-UTF-8 name's
-    bytes (Python's surrogate escapes) written as ``\\xff``."""
-    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+def printable(text: Path | str) -> str:
+    """``text`` (a path, or a message naming one) with the bytes of a non-UTF-8 file name
+    (Python's surrogate escapes) written as ``\\xff``: an id, title or message that can be
+    stored and printed."""
+    return str(text).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def collapse_space(text: str) -> str:
@@ -273,24 +274,24 @@ def check_zip(path: Path, what: str) -> None:
             infos = z.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as e:
         raise InputError(
-            f"{_name(path)}: cannot read this {what} file (not a zip archive: {e})"
+            f"{printable(path)}: cannot read this {what} file (not a zip archive: {e})"
         ) from e
     if len(infos) > MAX_ZIP_MEMBERS:
         raise InputError(
-            f"{_name(path)}: {what} holds {len(infos)} parts "
+            f"{printable(path)}: {what} holds {len(infos)} parts "
             f"(more than {MAX_ZIP_MEMBERS}): not read"
         )
     total = sum(i.file_size for i in infos)
     if total > MAX_ZIP_UNCOMPRESSED:
         raise InputError(
-            f"{_name(path)}: {what} would inflate to {total / 2**20:.0f} MB (limit "
+            f"{printable(path)}: {what} would inflate to {total / 2**20:.0f} MB (limit "
             f"{MAX_ZIP_UNCOMPRESSED // 2**20} MB): a zip bomb or too large; not read"
         )
     for i in infos:
         ratio = i.file_size / max(1, i.compress_size)
         if i.file_size > ZIP_RATIO_FROM and ratio > MAX_ZIP_RATIO:
             raise InputError(
-                f"{_name(path)}: {what} part {i.filename} inflates {ratio:.0f}:1 to "
+                f"{printable(path)}: {what} part {i.filename} inflates {ratio:.0f}:1 to "
                 f"{i.file_size / 2**20:.0f} MB (limit {MAX_ZIP_RATIO}:1): a zip bomb; not read"
             )
 
@@ -307,7 +308,7 @@ def read_rich(path: Path) -> RichText:
     """The text of a PDF, HTML or DOCX file; :class:`InputError` (one line) when it has none."""
     suffix = path.suffix.lower()
     if path.stat().st_size == 0:
-        raise InputError(f"{_name(path)} is empty")
+        raise InputError(f"{printable(path)} is empty")
     try:
         if suffix in PDF_SUFFIXES:
             out = _read_pdf(path)
@@ -316,15 +317,15 @@ def read_rich(path: Path) -> RichText:
         elif suffix in DOCX_SUFFIXES:
             out = _read_docx(path)
         else:  # pragma: no cover - io.read_file dispatches only these
-            raise InputError(f"{_name(path)}: not a PDF, HTML or DOCX file")
+            raise InputError(f"{printable(path)}: not a PDF, HTML or DOCX file")
     except InputError:
         raise
     except Exception as e:  # a damaged file: the library's own words, on one line
-        first = _name(" ".join(str(e)[:1000].split())[:200]) or type(e).__name__
+        first = printable(" ".join(str(e)[:1000].split())[:200]) or type(e).__name__
         kind = suffix[1:].upper()
-        raise InputError(f"{_name(path)}: cannot read this {kind} file ({first})") from e
+        raise InputError(f"{printable(path)}: cannot read this {kind} file ({first})") from e
     if not out.text.replace("\f", "").strip():
-        raise InputError(f"{_name(path)} has no text")
+        raise InputError(f"{printable(path)} has no text")
     return RichText(out.text, clean_title(out.title))
 
 
@@ -338,7 +339,7 @@ def _read_pdf(path: Path) -> RichText:
         reader = PdfReader(fh)
         if reader.is_encrypted and not reader.decrypt(""):  # an empty user password opens many
             raise InputError(
-                f"{_name(path)} is encrypted (password protected): decrypt it first "
+                f"{printable(path)} is encrypted (password protected): decrypt it first "
                 "(e.g. qpdf --decrypt) and index the result"
             )
         return _pdf_text(path, reader)
@@ -361,8 +362,8 @@ def _pdf_text(path: Path, reader: Any) -> RichText:
     ]
     if pages and not any(pages):
         raise InputError(
-            f"{_name(path)} has no text layer ({len(pages)} page(s), a scan?): run OCR on it first "
-            "(e.g. ocrmypdf) and index the result"
+            f"{printable(path)} has no text layer ({len(pages)} page(s), a scan?): run OCR on it "
+            "first (e.g. ocrmypdf) and index the result"
         )
     meta = reader.metadata
     # Its /Title (a writer's placeholder is none), never a line of its text: a PDF carries no

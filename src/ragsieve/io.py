@@ -23,6 +23,7 @@ from ragsieve.formats import (
     RICH_SUFFIXES,
     collapse_space,
     markdown_title,
+    printable,
     read_rich,
     rst_title,
     short_title,
@@ -46,12 +47,6 @@ class LoadReport:
 
     documents: list[Document] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
-
-
-def printable(text: str) -> str:
-    """``text`` with the bytes of a non-UTF-8 file name (Python's surrogate escapes) written
-    as ``\\xff``: an id, title or message that can be stored and printed."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _doc_id(path: Path) -> str:
