@@ -14,7 +14,6 @@ import json
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from ragsieve.embed.onnx import cpu_session, run_each
 from ragsieve.errors import ConfigError
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
 from ragsieve.tag.stack import Stacker, load_stacker
+from ragsieve.tag.verdict import Passage, Tagged
 
 MODEL_FILES = {"int8": "model.onnx", "fp32": "model_fp32.onnx"}
 CONFIG_FILE = "tagger_config.json"
@@ -33,24 +33,6 @@ DEFAULT_THRESHOLD = 0.1
 #: Passage rejection is off for a model whose config names no passage threshold (the models
 #: trained before the passage head learned from whole-passage negatives).
 DEFAULT_PASSAGE_THRESHOLD = 0.0
-
-#: A passage as the tagger reads it: its title ("" for none) and its sentences.
-Passage = tuple[str, Sequence[str]]
-
-
-@dataclass(frozen=True)
-class Tagged:
-    """One passage's verdict: ``probs[i]`` is sentence i's keep probability; ``relevance``
-    the passage head's probability."""
-
-    probs: np.ndarray
-    relevance: float
-    #: The passage head's input (the mean-pooled last hidden state) of the window that gave
-    #: ``relevance``; only from a tagger built with ``pooled=True`` (refitting the head).
-    pooled: np.ndarray | None = None
-
-    def kept(self, threshold: float) -> list[int]:
-        return [i for i, p in enumerate(self.probs) if p >= threshold]
 
 
 def shipped_model_dir() -> Path:

@@ -34,14 +34,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ragsieve.errors import ConfigError
-
-if TYPE_CHECKING:  # the model module loads a folder's stacker: no import at run time
-    from ragsieve.tag.model import Tagged
+from ragsieve.tag.verdict import Tagged
 
 STACK_FILE = "stack.json"
 FEATURES = (
