@@ -46,11 +46,13 @@ test-fast: setup
 # Regenerates every benchmark table and plot into benchmarks/results (hours on 2 cores; the
 # script prints each step's time; see BENCHMARKS.md). bench-quick: smaller sizes, into
 # bench-out/quick (32 min measured).
+# make bench: every benchmark (bench_all); make bench NAME=X ARGS="...": one of them
+# (python -m benchmarks lists them); make bench-quick: the small pass of everything.
 bench: setup
-	$(PY) benchmarks/bench_all.py
+	$(PY) -m benchmarks $(or $(NAME),bench_all) $(ARGS)
 
 bench-quick: setup
-	$(PY) benchmarks/bench_all.py --quick
+	$(PY) -m benchmarks bench_all --quick
 
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks

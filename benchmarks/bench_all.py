@@ -1,7 +1,7 @@
 """Regenerate the published benchmark: every method on every built-in dataset, plus the
 component benchmarks (``make bench``; ``make bench-quick`` for a smaller pass).
 
-    .venv/bin/python benchmarks/bench_all.py [--quick] [--llm] [--only STEP[,STEP]] [--list]
+    .venv/bin/python -m benchmarks bench_all [--quick] [--llm] [--only STEP[,STEP]] [--list]
 
 Steps run in order as subprocesses (one crash does not lose the others); each one's command,
 exit code and wall time go to ``benchmarks/results/bench_all.md``. The ``methods`` step runs
@@ -11,7 +11,7 @@ dataset with per-stage latency, and one quality-vs-tokens plot per dataset
 (``benchmarks/results/all_methods_<dataset>.png``). ``--llm`` adds the answer metrics with the
 local SmolLM2 (slow: the quick pass's SQuAD step, 10 questions x 7 methods with contexts up to
 2,000 tokens, took 18 minutes on 2 cores); in the full pass it also adds the ``qwen-*`` steps,
-``bench_llm.py`` with Qwen2.5 0.5B on 100 AMOR and 100 SQuAD questions (79 minutes measured
+``bench_llm`` with Qwen2.5 0.5B on 100 AMOR and 100 SQuAD questions (79 minutes measured
 for all its runs, evaluation indexes built fresh, load 2-4).
 
 Run time on the 2-core machine: ``--quick`` measured at 32 minutes without ``--llm`` (all steps
@@ -35,7 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from common import REPO, md_table, scatter_plot
+
 #: The published tables. ``--quick`` writes to ``bench-out/quick/results`` instead, so a small
 #: pass (a smoke test of the whole chain) never overwrites them.
 RESULTS = REPO / "benchmarks" / "results"
@@ -73,50 +74,33 @@ def _methods_steps(quick: bool, llm: bool) -> list[tuple[str, list[str]]]:
     return steps
 
 
+def bench(name: str, *args: str) -> list[str]:
+    """The command that runs one benchmark module through the runner."""
+    return [PY, "-m", "benchmarks", name, *args]
+
+
 def steps(quick: bool, llm: bool) -> list[tuple[str, list[str]]]:
-    b = REPO / "benchmarks"
+    q = quick
     out: list[tuple[str, list[str]]] = [
-        ("index", [PY, str(b / "bench_index.py")]),
-        ("reranker", [*CLI, "eval-reranker", "--n", "50" if quick else "100", "--seed", "0"]),
-        ("segmenter", [PY, str(b / "bench_segmenter.py"), "--papers", "5" if quick else "30"]),
+        ("index", bench("bench_index")),
+        ("reranker", [*CLI, "eval-reranker", "--n", "50" if q else "100", "--seed", "0"]),
+        ("segmenter", bench("bench_segmenter", "--papers", "5" if q else "30")),
         *_methods_steps(quick, llm),
         (
-            "full-targets",
-            [PY, str(b / "bench_full.py"), "targets"]
-            + (["--limit", "5", "--hotpot-limit", "20"] if quick else []),
-        ),
-        (
-            "full-ablation",
-            [PY, str(b / "bench_full.py"), "ablation"]
-            + (["--limit", "5", "--hotpot-limit", "10"] if quick else []),
-        ),
-        (
             "integrations",
-            [PY, str(b / "bench_integrations.py")]
-            + (
-                ["--limit", "10", "--dev-limit", "20", "--timing-n", "5", "--check-n", "3"]
-                if quick
-                else []
-            ),
+            bench("bench_integrations")
+            + (["--limit", "10", "--dev-limit", "20", "--timing-n", "5", "--check-n", "3"] * q),
         ),
     ]
     if not quick:
         out += [
-            ("sentence-links", [PY, str(b / "bench_sentence.py"), "links"]),
-            ("sentence-squad", [PY, str(b / "bench_sentence.py"), "squad"]),
-            ("carrot-upper", [PY, str(b / "bench_carrot.py"), "upper", "--out", str(RESULTS)]),
-            ("ray-index", [PY, str(b / "bench_ray_index.py"), "--passages", "2000"]),
-            ("server", [PY, str(b / "bench_server.py")]),
-            ("tagger-targets", [PY, str(b / "bench_tagger.py"), "targets"]),
-            ("tagger-ablation", [PY, str(b / "bench_tagger.py"), "ablation"]),
-            ("fast-agree", [PY, str(b / "bench_fast.py"), "agree"]),
-            ("fast-cold", [PY, str(b / "bench_fast.py"), "cold"]),
-            ("fast-index", [PY, str(b / "bench_fast.py"), "index"]),
-            ("fast-memory", [PY, str(b / "bench_fast.py"), "memory"]),
-            ("ann", [PY, str(b / "bench_ann.py")]),
+            ("ray-index", bench("bench_ray_index", "--passages", "2000")),
+            ("serve-load", bench("bench_serve_load")),
+            *((f"fast-{w}", bench("bench_fast", w)) for w in ("agree", "cold", "index", "memory")),
+            ("ann", bench("bench_ann")),
         ]
     if llm and not quick:
-        llm_bench = [PY, str(b / "bench_llm.py")]
+        llm_bench = bench("bench_llm")
         feedback = ["--dataset", "hotpotqa-sent", "--limit", "30"]
         feedback += ["--methods", "full[feedback=true]"]
         out += [
@@ -156,11 +140,6 @@ def _stage_latency(m: dict[str, Any]) -> str:
 
 def merge_tables() -> list[str]:
     """One table per dataset from the ``methods`` steps, and its quality-vs-tokens plot."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     lines: list[str] = []
     cols = ("context_tokens", "evidence_recall", "evidence_precision", "ie", "answer_recall")
     for ds in DATASETS:
@@ -171,14 +150,7 @@ def merge_tables() -> list[str]:
             res = json.loads(path.read_text())
             extra = ("f1", "rouge_l", "accuracy", "cost_efficiency") if kind == "llm" else ()
             head = ["method", *cols, *extra, "p50 s/q", "p50 ms per stage"]
-            lines += [
-                f"### {ds}, {'local LLM' if kind == 'llm' else 'context only'} "
-                f"({res['n_questions']} questions)",
-                "",
-                "| " + " | ".join(head) + " |",
-                "|" + "---|" * len(head),
-            ]
-            fig, ax = plt.subplots(figsize=(5, 3.5))
+            rows, points = [], {}
             for name, m in res["methods"].items():
                 cells = [name]
                 for c in (*cols, *extra):
@@ -188,20 +160,17 @@ def merge_tables() -> list[str]:
                     )
                 cells.append(f"{m.get('latency_p50_total') or 0:.2f}")
                 cells.append(_stage_latency(m))
-                lines.append("| " + " | ".join(cells) + " |")
+                rows.append(cells)
                 y = m.get("evidence_recall") if kind == "nollm" else m.get("f1")
                 if y is None:
                     y = m.get("answer_recall") if kind == "nollm" else m.get("accuracy")
                 if y is not None:
-                    ax.scatter(m["context_tokens"], y)
-                    ax.annotate(name, (m["context_tokens"], y), fontsize=7)
-            ax.set_xlabel("context tokens")
-            ax.set_ylabel("evidence recall" if kind == "nollm" else "F1 / accuracy")
-            ax.set_title(f"{ds} ({kind})")
-            fig.tight_layout()
+                    points[name] = (m["context_tokens"], y)
+            title = f"{ds}, {'local LLM' if kind == 'llm' else 'context only'}"
+            lines += md_table(head, rows, f"{title} ({res['n_questions']} questions)")
             png = RESULTS / f"all_methods_{ds}_{kind}.png"
-            fig.savefig(png, dpi=110)
-            plt.close(fig)
+            ylabel = "evidence recall" if kind == "nollm" else "F1 / accuracy"
+            scatter_plot(points, png, "context tokens", ylabel, f"{ds} ({kind})")
             lines += ["", f"![{ds} {kind}]({png.name})", ""]
     return lines
 
@@ -231,7 +200,7 @@ def main() -> None:
     log = [
         "# bench_all run",
         "",
-        f"`{shlex.join(['benchmarks/bench_all.py', *sys.argv[1:]])}`",
+        f"`{shlex.join(['python', '-m', 'benchmarks', 'bench_all', *sys.argv[1:]])}`",
         "",
         "| step | exit | seconds | command |",
         "|---|---|---|---|",

@@ -15,19 +15,31 @@ default method and with ``tagger`` (the default of issue 33). Results go to
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import QUERIES, free_port, run_level, wait_healthy
+import httpx
+import numpy as np
+from common import REPO, RESULTS, free_port, md_table, save_json
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = Path(os.environ.get("RAGSIEVE_BENCH_RESULTS", REPO / "benchmarks" / "results"))
+QUERIES = [
+    "When was the Fresnel lens first installed?",
+    "What does a lighthouse characteristic encode?",
+    "Who found the Rosetta Stone?",
+    "How many eggs can a queen bee lay in a day?",
+    "When was Voyager 1 launched?",
+    "What is the waggle dance?",
+    "Which planets did Voyager 2 visit?",
+    "Who deciphered Egyptian hieroglyphs?",
+    "What is on the golden record?",
+    "How do worker bees make wax?",
+]
 NO_LLM = "openai:unused@http://127.0.0.1:9/v1"
 INDEX_ENV = "RAGSIEVE_BENCH_INDEX"
 
@@ -54,6 +66,76 @@ def start(index: Path, workers: int, log: Path) -> tuple[subprocess.Popen[bytes]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
     return proc, wait_healthy(proc, f"http://127.0.0.1:{port}", log, 300)
+
+
+def wait_healthy(proc: subprocess.Popen, url: str, log: Path, seconds: float) -> str:
+    """``url`` once its ``/health`` answers 200; exits with the server's log if it dies or
+    does not answer within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            sys.exit(f"server exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            if httpx.get(url + "/health", timeout=2).status_code == 200:
+                return url
+        except httpx.TransportError:
+            pass
+        time.sleep(0.25)
+    proc.kill()
+    sys.exit(f"server did not become healthy:\n{log.read_text()}")
+
+
+def run_level(
+    url: str, path: str, clients: int, per_client: int, body: Any
+) -> dict[str, float | int]:
+    """``clients`` threads each send ``per_client`` requests; latencies of all of them."""
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    start = threading.Barrier(clients)
+
+    def client(cid: int) -> None:
+        with httpx.Client(base_url=url, timeout=300) as http:
+            http.get("/health")  # open the connection before the clock starts
+            start.wait()
+            for i in range(per_client):
+                payload = body(cid * per_client + i)
+                t0 = time.perf_counter()
+                try:
+                    r = http.post(path, json=payload)
+                    ok = r.status_code == 200
+                    why = f"HTTP {r.status_code}: {r.text[:120]}"
+                except httpx.HTTPError as e:
+                    ok, why = False, f"{type(e).__name__}: {e}"
+                dt = time.perf_counter() - t0
+                with lock:
+                    latencies.append(dt)
+                    if not ok:
+                        errors.append(why)
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - t0
+    for e in errors[:3]:
+        print(f"  error: {e}", file=sys.stderr)
+    lat = np.array(latencies) * 1000
+    return {
+        "clients": clients,
+        "requests": len(latencies),
+        "errors": len(errors),
+        "p50_ms": float(np.percentile(lat, 50)),
+        "p95_ms": float(np.percentile(lat, 95)),
+        "max_ms": float(lat.max()),
+        "throughput_rps": len(latencies) / wall,
+    }
+
+
+def rates(r: dict[str, Any]) -> list[str]:
+    return [f"{r['throughput_rps']:.1f}", f"{r['p50_ms']:.0f}", f"{r['p95_ms']:.0f}"]
 
 
 def main() -> None:
@@ -88,21 +170,20 @@ def main() -> None:
                 proc.terminate()
                 proc.wait(timeout=60)
     load = os.getloadavg()
-    lines = [
-        f"examples/corpus index; {os.cpu_count()} CPUs; load average at the end "
-        f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}",
-        "",
-        "| workers | endpoint | clients | requests | errors | req/s | p50 ms | p95 ms |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    head = ["workers", "endpoint", "clients", "requests", "errors", "req/s", "p50 ms", "p95 ms"]
+    cells = [
+        [r["workers"], r["endpoint"], r["clients"], r["requests"], r["errors"], *rates(r)]
+        for r in rows
     ]
-    for r in rows:
-        lines.append(
-            f"| {r['workers']} | {r['endpoint']} | {r['clients']} | {r['requests']} | "
-            f"{r['errors']} | {r['throughput_rps']:.1f} | {r['p50_ms']:.0f} | {r['p95_ms']:.0f} |"
-        )
-    table = "\n".join(lines)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "serve_load.json").write_text(json.dumps({"rows": rows, "load": load}, indent=1))
+    table = "\n".join(
+        [
+            f"examples/corpus index; {os.cpu_count()} CPUs; load average at the end "
+            f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}",
+            "",
+            *md_table(head, cells),
+        ]
+    )
+    save_json("serve_load.json", {"rows": rows, "load": load}, indent=1)
     (RESULTS / "serve_load.md").write_text("# bench_serve_load.py\n\n" + table + "\n")
     print(table)
     if any(r["errors"] for r in rows):

@@ -1,7 +1,7 @@
 """Paired bootstrap 95% intervals of each method minus a baseline, from the per-question
 records that ``ragsieve eval --out DIR`` writes (``per_question.jsonl``).
 
-    .venv/bin/python benchmarks/paired_eval.py DIR [DIR ...] --base naive
+    .venv/bin/python -m benchmarks paired_eval DIR [DIR ...] --base naive
 
 Questions are matched by id across the folders (one baseline run can serve several), and a
 metric that says nothing for a question (answer recall of a yes/no question) is left out of
@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-import numpy as np
+from common import ci, interval, md_table, paired
 
 METRICS = ("context_tokens", "evidence_recall", "answer_recall", "evidence_precision")
 
@@ -26,13 +26,6 @@ def load(dirs: list[Path]) -> dict[str, dict[str, dict]]:
             r = json.loads(line)
             rows.setdefault(r["method"], {})[r["id"]] = r
     return rows
-
-
-def interval(a: np.ndarray, b: np.ndarray, n: int = 10_000, seed: int = 0) -> tuple[float, ...]:
-    d = a - b
-    rng = np.random.default_rng(seed)
-    means = d[rng.integers(0, len(d), (n, len(d)))].mean(axis=1)
-    return float(d.mean()), float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
 
 def main() -> None:
@@ -48,22 +41,18 @@ def main() -> None:
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     rows = load(args.dirs)
     base = rows[args.base]
-    print("| method | " + " | ".join(f"{m} (x base; diff [95% CI])" for m in metrics) + " |")
-    print("|---|" + "---|" * len(metrics))
-    for method, per in rows.items():
-        cells = []
-        for m in metrics:
-            ids = [
-                i
-                for i in per
-                if i in base and per[i].get(m) is not None and base[i].get(m) is not None
-            ]
-            a = np.array([per[i][m] for i in ids], dtype=float)
-            b = np.array([base[i][m] for i in ids], dtype=float)
-            mean, lo, hi = interval(a, b)
-            ratio = a.mean() / b.mean() if b.mean() else float("nan")
-            cells.append(f"{a.mean():.3f} ({ratio:.2f}x; {mean:+.3f} [{lo:+.3f}, {hi:+.3f}])")
-        print(f"| {method} | " + " | ".join(cells) + " |")
+    head = ["method", *(f"{m} (x base; diff [95% CI])" for m in metrics)]
+    print("\n".join(md_table(head, (row(per, base, metrics, m) for m, per in rows.items()))))
+
+
+def row(per: dict[str, dict], base: dict[str, dict], metrics: list[str], method: str) -> list[str]:
+    """One method's cells: its mean, the ratio to the baseline's, the paired difference."""
+    cells = [method]
+    for m in metrics:
+        a, b = paired(per, base, m)
+        ratio = a.mean() / b.mean() if b.mean() else float("nan")
+        cells.append(f"{a.mean():.3f} ({ratio:.2f}x; {ci(*interval(a, b))})")
+    return cells
 
 
 if __name__ == "__main__":

@@ -1,0 +1,224 @@
+"""What every benchmark shares: where data and results live, the evaluation sets and pools,
+paired bootstrap intervals, Markdown tables, JSON results, plots, and timing against a
+baseline in the same process. Each benchmark is a short module on top of this one.
+
+Imported as ``from common import ...``: ``python -m benchmarks NAME`` and
+``python benchmarks/NAME.py`` both run a benchmark with ``benchmarks/`` first on ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+#: The shared benchmark files (``../shared/data``; ``RAGSIEVE_DATA`` overrides).
+DATA = Path(os.environ.get("RAGSIEVE_DATA", REPO.parent / "shared" / "data"))
+#: The published results; ``bench_all --quick`` points this elsewhere so a smoke pass never
+#: overwrites them.
+RESULTS = Path(os.environ.get("RAGSIEVE_BENCH_RESULTS", REPO / "benchmarks" / "results"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may be downloaded
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def need_data() -> None:
+    """Exit with one line when the shared benchmark data is missing (a fresh clone)."""
+    if not DATA.is_dir():
+        sys.exit(f"skipped: benchmark data not found at {DATA} (set RAGSIEVE_DATA)")
+
+
+# ----------------------------------------------------------------------------- data
+#: SQuAD v1.1 dev articles the tagger never trained on, and questions taken from each.
+SQUAD_ARTICLES = tuple(range(5))
+SQUAD_PER_ARTICLE = 20
+
+
+def questions(dataset: str, limit: int | None) -> Any:
+    """An evaluation set: a built-in dataset in file order (AMOR's ``hotpotqa-sent``...), or for
+    ``squad`` the first ``SQUAD_PER_ARTICLE`` questions of each held-out ``SQUAD_ARTICLES``."""
+    from ragsieve.evaluate.runner import select_dataset
+    from ragsieve.evaluate.schema import EvalDataset
+    from ragsieve.tag.data import SQUAD_HELD_OUT_ARTICLES
+
+    if dataset != "squad":
+        return select_dataset(dataset, None, None, limit, False)
+    assert all(a in SQUAD_HELD_OUT_ARTICLES for a in SQUAD_ARTICLES)
+    ds = select_dataset("squad", None, None, None, False)
+    order = list(dict.fromkeys(q.documents[0].id for q in ds.questions))
+    keep = {order[a] for a in SQUAD_ARTICLES}
+    per: dict[str, int] = {}
+    picked = []
+    for q in ds.questions:
+        doc = q.documents[0].id
+        if doc in keep and per.get(doc, 0) < SQUAD_PER_ARTICLE:
+            per[doc] = per.get(doc, 0) + 1
+            picked.append(q)
+    return EvalDataset("squad", tuple(picked[:limit] if limit else picked))
+
+
+def hotpot_train_dataset() -> Any:
+    """HotpotQA *train* questions with sentence gold (``train_extra``, the AMOR file's format,
+    read by the same loader): a development split, disjoint from every evaluation file."""
+    from ragsieve.evaluate.datasets import hotpot_sentence_dataset
+
+    path = DATA / "train_extra" / "hotpotqa_train100_distractor.json"
+    records = enumerate(json.loads(path.read_text()), start=1)
+    return hotpot_sentence_dataset(path, "hotpotqa-train-sent", records)
+
+
+def qasper_papers(name: str, limit: int | None = None) -> list[Any]:
+    """QASPER full-text papers (``validation_papers_fulltext.jsonl``...) as Documents."""
+    from ragsieve.types import Document
+
+    docs = []
+    with open(DATA / "qasper" / name, encoding="utf-8") as f:
+        for line in f:
+            obj = json.loads(line)
+            docs.append(Document(obj["paper_id"], obj["text"], obj["text"].split("\n")[0]))
+            if limit and len(docs) >= limit:
+                break
+    return docs
+
+
+def amor_pools(n: int | None = None) -> list[tuple[str, list[tuple[str, list[str]]]]]:
+    """AMOR's HotpotQA dev questions with their 10 paragraphs as (title, sentences) pools."""
+    from ragsieve.data import find_data_dir
+
+    path = find_data_dir() / "hotpotqa" / "hotpot_dev_sample100_amor_withretrieval.jsonl"
+    rows = [json.loads(x) for x in path.open(encoding="utf-8")][:n]
+    return [
+        (r["question"], [(t, [s.strip() for s in ss if s.strip()]) for t, ss in r["context"]])
+        for r in rows
+    ]
+
+
+# ----------------------------------------------------------------------------- intervals
+def interval(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray | None = None,
+    n: int = 10_000,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """mean(a - b) (or mean(a) without ``b``) and its paired bootstrap 95% interval: ``n``
+    resamples of the questions. Every benchmark's intervals come from here."""
+    d = np.asarray(a, dtype=float) - (0.0 if b is None else np.asarray(b, dtype=float))
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, len(d), (n, len(d)))].mean(axis=1)
+    return float(d.mean()), float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+
+
+def paired(
+    rows: dict[str, dict[str, Any]], base: dict[str, dict[str, Any]], metric: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``metric`` of each question id in both ``rows`` and ``base`` (id -> record), leaving
+    out questions where either says nothing (answer recall of a yes/no question)."""
+    ids = [i for i in rows if i in base and rows[i].get(metric) is not None]
+    ids = [i for i in ids if base[i].get(metric) is not None]
+    a = np.array([rows[i][metric] for i in ids], dtype=float)
+    return a, np.array([base[i][metric] for i in ids], dtype=float)
+
+
+def ci(mean: float, lo: float, hi: float) -> str:
+    """``+0.012 [-0.003, +0.027]``: a difference and its interval as tables print it."""
+    return f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+
+# ----------------------------------------------------------------------------- output
+def md_table(head: Sequence[str], rows: Iterable[Sequence[Any]], title: str = "") -> list[str]:
+    """A Markdown table (with an optional ``### title``) as lines; cells are str()-ed."""
+    lines = [f"### {title}", ""] if title else []
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return lines
+
+
+def fmt(v: Any, tokens: bool = False) -> str:
+    """A metric cell: ``-`` for none, whole tokens, else three decimals."""
+    if v is None:
+        return "-"
+    return f"{v:.0f}" if tokens else f"{v:.3f}"
+
+
+def save_json(name: str, data: Any, key: str | None = None, indent: int = 2) -> Path:
+    """Write ``RESULTS/name`` (``key``: update that entry of the file's object, keeping the
+    others) through a temporary file, so an interrupted run never leaves half a file."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / name
+    if key is not None:
+        old = json.loads(path.read_text()) if path.is_file() else {}
+        data = {**old, key: data}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=indent, default=float) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def save_section(name: str, title: str, table: str) -> Path:
+    """Replace (or add) the ``## title`` section of the Markdown file ``RESULTS/name``."""
+    md = RESULTS / name
+    text = md.read_text() if md.is_file() else f"# {Path(name).stem}\n"
+    marker = f"\n## {title}\n"
+    if marker in text:
+        head, _, rest = text.partition(marker)
+        text = head + (rest[rest.find("\n## ") :] if "\n## " in rest else "")
+    md.write_text(text.rstrip("\n") + "\n" + marker + "\n" + table + "\n")
+    return md
+
+
+def scatter_plot(
+    points: dict[str, tuple[float, float]], path: Path, xlabel: str, ylabel: str, title: str = ""
+) -> Path:
+    """One labelled point per name (e.g. context tokens against evidence recall) as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for name, (x, y) in points.items():
+        ax.scatter(x, y)
+        ax.annotate(name, (x, y), fontsize=7)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# ----------------------------------------------------------------------------- timing
+def pct_ms(xs: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile of durations in seconds, in milliseconds."""
+    return float(np.percentile(np.asarray(xs) * 1000, q))
+
+
+def alternate(
+    runs: dict[str, Callable[[], Any]], rounds: int
+) -> tuple[dict[str, list[float]], dict[str, list[Any]]]:
+    """Time each callable ``rounds`` times in one process, alternating the order every round
+    (ABBA...), so drift of a shared machine falls on both sides: seconds and results per name.
+    A speed claim is the ratio of two such lists, never an absolute time."""
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    outs: dict[str, list[Any]] = {k: [] for k in runs}
+    for r in range(rounds):
+        for name in runs if r % 2 == 0 else reversed(list(runs)):
+            t0 = time.perf_counter()
+            outs[name].append(runs[name]())
+            times[name].append(time.perf_counter() - t0)
+    return times, outs
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nothing listens on (for a server under test)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
