@@ -1,0 +1,144 @@
+"""``ragsieve eval``: methods on a benchmark, with context, ranked-list, answer and cost
+metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ragsieve.cli.common import (
+    JsonOpt,
+    LLMCtxOpt,
+    LLMRetriesOpt,
+    LLMTimeoutOpt,
+    MethodRetrieverOpt,
+    TotalBudgetOpt,
+    llm_options,
+    print_json,
+    progress,
+    writable_target,
+)
+from ragsieve.errors import InputError
+
+
+def _eval_specs(
+    methods: str | None,
+    config: Path | None,
+    k: int,
+    budget: int | None,
+    retriever: str | None,
+    reranker: str | None,
+) -> list[Any]:
+    """``--methods`` plus the spec of ``--config``, each checked before any work."""
+    from ragsieve.methods import check_spec, parse_methods, spec_from_toml
+
+    specs = [] if methods is None else parse_methods(methods)
+    if methods is None and config is None:
+        specs = parse_methods("naive")
+    if config is not None:
+        specs.append(spec_from_toml(config))
+    run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
+    return [check_spec(s, **run) for s in specs]
+
+
+def eval_cmd(
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset", help="Built-in: squad, hotpotqa, hotpotqa-sent, qasper, quality, msmarco."
+        ),
+    ] = None,
+    data: Annotated[Path | None, typer.Option(help="Generic questions JSONL.")] = None,
+    corpus: Annotated[Path | None, typer.Option(help="Shared corpus JSONL (with --data).")] = None,
+    methods: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated methods; NAME[key=value,...] sets options (naive)."),
+    ] = None,
+    budget: Annotated[int | None, typer.Option(min=1, help="Context token budget.")] = None,
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Chunks (top-k).")] = 10,
+    limit: Annotated[int | None, typer.Option(min=1, help="First N questions.")] = None,
+    pool: Annotated[
+        bool, typer.Option("--pool", help="All per-question documents as one open corpus.")
+    ] = False,
+    no_llm: Annotated[
+        bool, typer.Option("--no-llm", help="Context metrics only (no answers).")
+    ] = False,
+    llm: Annotated[str, typer.Option(help="LLM spec (see ask).")] = "local",
+    llm_ctx: LLMCtxOpt = None,
+    llm_timeout: LLMTimeoutOpt = None,
+    llm_retries: LLMRetriesOpt = None,
+    retriever: MethodRetrieverOpt = None,
+    reranker: Annotated[str | None, typer.Option(help="Rerank before selection.")] = None,
+    chunker: Annotated[
+        str, typer.Option(help="Chunker of the evaluation index: fixed | paragraph | sage.")
+    ] = "fixed",
+    chunk_tokens: Annotated[
+        int | None,
+        typer.Option(min=8, max=100_000, help="Chunk size in tokens (default: the chunker's)."),
+    ] = None,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Answer length cap.")] = 64,
+    total_budget: TotalBudgetOpt = None,
+    price_in: Annotated[
+        float, typer.Option(min=0, help="$ per 1M input tokens (SAGE Eq. 1).")
+    ] = 10.0,
+    price_out: Annotated[float, typer.Option(min=0, help="$ per 1M output tokens.")] = 30.0,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Benchmark data folder (default ../shared/data).")
+    ] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Where evaluation indexes live.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write results, table and plot here.")] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", exists=True, dir_okay=False, help="Add the method spec of a TOML file."
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Evaluate methods on a benchmark: context, ranked-list, answer and cost metrics."""
+    from ragsieve.evaluate.runner import (
+        EvalConfig,
+        markdown_table,
+        run_eval,
+        select_dataset,
+        write_outputs,
+    )
+
+    cfg = EvalConfig(
+        methods=_eval_specs(methods, config, k, budget, retriever, reranker),
+        k=k,
+        budget=budget,
+        retriever=retriever,
+        reranker=reranker,
+        no_llm=no_llm,
+        llm=llm,
+        llm_options=llm_options(llm_timeout, llm_retries, llm_ctx),
+        max_tokens=max_tokens,
+        total_budget=total_budget,
+        chunker=chunker,
+        chunk_tokens=chunk_tokens,
+        price_in_per_m=price_in,
+        price_out_per_m=price_out,
+        cache_dir=cache_dir,
+    )
+    if out is not None:
+        writable_target(out, "--out", is_dir=True)
+    ds = select_dataset(dataset, data, corpus, limit, pool, data_dir)
+    prog, cb = progress()
+    with prog:
+        results = run_eval(ds, cfg, progress=cb)
+    if out is not None:
+        try:
+            write_outputs(results, out)
+        except OSError as e:
+            raise InputError(f"--out {out}: {e.strerror or e}") from e
+    if as_json:
+        print_json({k: v for k, v in results.items() if k != "per_question"})
+    else:
+        typer.echo(markdown_table(results))
+        if out is not None:
+            typer.echo(
+                f"\nwrote {out}/results.json, per_question.jsonl, table.md, quality_vs_tokens.png"
+            )

@@ -1,0 +1,272 @@
+"""``ragsieve search``, ``ask`` and ``explain``: the commands that read an index for one query
+and print what was found, the answer, or why that context was chosen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ragsieve.cli.common import (
+    ConfigOpt,
+    IndexOpt,
+    JsonOpt,
+    LLMCtxOpt,
+    LLMRetriesOpt,
+    LLMTimeoutOpt,
+    MethodRetrieverOpt,
+    TotalBudgetOpt,
+    llm_options,
+    method_spec,
+    plural,
+    print_json,
+    utf8_text,
+    writable_target,
+)
+from ragsieve.defaults import DEFAULT_METHOD
+from ragsieve.errors import InputError
+
+
+def _snippet(text: str, n: int = 160) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= n else t[: n - 1] + "…"
+
+
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.", callback=utf8_text)],
+    index_dir: IndexOpt,
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Results.")] = 10,
+    retriever: MethodRetrieverOpt = None,
+    reranker: Annotated[
+        str | None, typer.Option(help="Rerank candidates: bi-encoder | cross-encoder name.")
+    ] = None,
+    method: Annotated[
+        str | None,
+        typer.Option(
+            help="Select with a method instead (tagger, naive, sage, carrot, pareto, saki, full; "
+            f"'carrot[iterations=20]'; the default of ask and explain: {DEFAULT_METHOD}): "
+            "prints the context it would give the LLM."
+        ),
+    ] = None,
+    budget: Annotated[
+        int | None, typer.Option(min=1, help="Token budget for --method (a ceiling).")
+    ] = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Retrieve the chunks most relevant to QUERY (or the context a --method selects)."""
+    from ragsieve.api import search as do_search
+    from ragsieve.explain import where_of
+    from ragsieve.index import Index
+    from ragsieve.types import scored_json
+
+    trace = None
+    idx = Index.open(index_dir)
+    if method is not None or config is not None:
+        from ragsieve.explain import explain as run_method
+
+        spec = method_spec(method, config)
+        run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
+        r, _ = run_method(query, idx, spec, **run)
+        hits, trace = list(r.context.chunks), r.trace
+    else:
+        if budget is not None:
+            raise InputError("--budget needs --method (plain search returns the top --k)")
+        retriever = retriever or "dense"
+        hits = do_search(query, idx, k=k, retriever=retriever, reranker=reranker)
+    where = where_of(idx, hits)
+    names = _names(idx, hits)
+    # A plain search is a ranking (by score); a method's output is the LLM's context, in the
+    # order the LLM reads it. The two are labelled so that nobody reads one as the other.
+    order = "score" if trace is None else "context"
+    if as_json:
+        results = [{**r, "where": where.get(r["chunk_id"], "")} for r in scored_json(hits)]
+        out = {"query": query, "retriever": retriever, "order": order, "results": results}
+        if trace is not None:
+            out.update(method=spec.label, trace=trace)
+        print_json(out)
+        return
+    if not hits:
+        typer.echo("no results")
+        return
+    if trace is not None:
+        n_tokens = trace.get("context_tokens", sum(s.chunk.n_tokens for s in hits))
+        typer.echo(
+            f"context of {spec.label}: {_units(hits)}, {n_tokens} tokens, in the order the LLM "
+            "reads them (score: the method's own)"
+        )
+        for s in hits:
+            typer.echo(f"  - {s.score:.4f}  {_where(s.chunk, where, names)}  [{s.chunk.id}]")
+            typer.echo(f"    {_snippet(s.chunk.text)}")
+        return
+    for rank, s in enumerate(hits, start=1):
+        typer.echo(f"{rank:>3}. {s.score:.4f}  {_where(s.chunk, where, names)}  [{s.chunk.id}]")
+        typer.echo(f"     {_snippet(s.chunk.text)}")
+
+
+def _units(hits: Any) -> str:
+    """``3 sentences`` when every item is one sentence, else ``3 chunks``."""
+    one = all(s.chunk.sent_end - s.chunk.sent_start == 1 for s in hits)
+    return plural(len(hits), "sentence" if one and hits else "chunk")
+
+
+def _where(
+    chunk: Any, where: dict[str, str] | None = None, names: dict[str, str] | None = None
+) -> str:
+    """The document's name (its title, with the end of its path where another document of the
+    index shares that title; else its id), and the page or heading the text sits under."""
+    name = (names or {}).get(chunk.doc_id) or chunk.title or chunk.doc_id
+    at = (where or {}).get(chunk.id)
+    return f"{name} ({at})" if at else name
+
+
+def _names(idx: Any, hits: Any) -> dict[str, str]:
+    """``doc_id -> name`` of the documents ``hits`` come from (:mod:`ragsieve.titles`)."""
+    from ragsieve.titles import names_in_index
+
+    return names_in_index(idx, [(s.chunk.doc_id, s.chunk.title) for s in hits])
+
+
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.", callback=utf8_text)],
+    index_dir: IndexOpt,
+    method: Annotated[
+        str | None,
+        typer.Option(
+            help=f"Method spec (default {DEFAULT_METHOD}): tagger (naive's top --k chunks, only "
+            "the sentences the evidence tagger keeps), naive, sage, carrot, pareto, saki, full, "
+            "'full[unit=passage]'."
+        ),
+    ] = None,
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Chunks (top-k).")] = 10,
+    budget: Annotated[
+        int | None,
+        typer.Option(min=1, help="Fill the context up to N tokens (a ceiling; replaces --k)."),
+    ] = None,
+    retriever: MethodRetrieverOpt = None,
+    reranker: Annotated[str | None, typer.Option(help="Rerank before selection.")] = None,
+    llm: Annotated[
+        str, typer.Option(help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b.")
+    ] = "local",
+    max_tokens: Annotated[int, typer.Option(min=1, max=8192, help="Answer length cap.")] = 256,
+    total_budget: TotalBudgetOpt = None,
+    llm_ctx: LLMCtxOpt = None,
+    llm_timeout: LLMTimeoutOpt = None,
+    llm_retries: LLMRetriesOpt = None,
+    config: ConfigOpt = None,
+    compare: Annotated[
+        str | None,
+        typer.Option(
+            "--compare",
+            help="Also answer with this method spec (e.g. naive) and print both side by side: "
+            "answer, context and prompt tokens, seconds, what each kept.",
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer QUESTION from the index with an LLM; prints the answer, its context and tokens."""
+    from ragsieve.index import Index
+    from ragsieve.llm import get_llm
+    from ragsieve.methods import build_method, check_spec, parse_spec
+
+    run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
+    spec = check_spec(method_spec(method, config), **run)
+    other = check_spec(parse_spec(compare), **run) if compare is not None else None
+    idx = Index.open(index_dir)
+    m = build_method(spec, idx, **run)
+    model = get_llm(llm, **llm_options(llm_timeout, llm_retries, llm_ctx))
+    if other is not None:
+        pair = [(other.label, build_method(other, idx, **run)), (spec.label, m)]
+        from ragsieve.compare import compare as run_compare
+
+        run_compare(
+            question,
+            pair,
+            model,
+            idx,
+            max_tokens=max_tokens,
+            total_budget=total_budget,
+            as_json=as_json,
+        )
+        return
+    answer = m.ask(question, model, max_tokens=max_tokens, total_budget=total_budget)
+    from ragsieve.explain import where_of
+
+    where = where_of(idx, answer.context.chunks)
+    if as_json:
+        out = answer.to_json()
+        for item in out["context"]:
+            item["where"] = where.get(item["chunk_id"], "")
+        print_json(out)
+        return
+    typer.echo(answer.text or "(empty answer)")
+    typer.echo("")
+    typer.echo(
+        f"context ({answer.method}): {_units(answer.context.chunks)}, "
+        f"{answer.context.n_tokens} tokens, in the order the LLM read them"
+    )
+    names = _names(idx, answer.context.chunks)
+    for s in answer.context.chunks:
+        typer.echo(
+            f"  [{s.chunk.id}] {s.score:.3f} {_where(s.chunk, where, names)}: "
+            f"{_snippet(s.chunk.text, 100)}"
+        )
+    u = answer.usage
+    calls = answer.trace.get("llm", {}).get("calls", 1)
+    typer.echo(
+        f"tokens: prompt {u.prompt_tokens}, completion {u.completion_tokens} "
+        f"({calls} LLM call{'s' if calls > 1 else ''}); time {sum(answer.timings.values()):.2f}s"
+    )
+
+
+def explain(
+    question: Annotated[str, typer.Argument(help="The question.", callback=utf8_text)],
+    index_dir: IndexOpt,
+    method: Annotated[
+        str | None,
+        typer.Option(
+            help=f"A method spec (default {DEFAULT_METHOD}, as ask): tagger, naive, sage, "
+            "carrot, pareto, saki, full, 'sage[min_k=3]'."
+        ),
+    ] = None,
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Top-k where used.")] = 10,
+    budget: Annotated[int | None, typer.Option(min=1, help="Token budget (a ceiling).")] = None,
+    retriever: MethodRetrieverOpt = None,
+    reranker: Annotated[str | None, typer.Option(help="Reranker (default: the method's).")] = None,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write the explanation as a PNG here.")
+    ] = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show why the context for QUESTION was chosen: score curve and cut, MCTS path, links,
+    tokens and time per stage (no LLM call)."""
+    from ragsieve.explain import evidence_documents, text_lines
+    from ragsieve.explain import explain as do_explain
+    from ragsieve.explain import plot as do_plot
+    from ragsieve.index import Index
+
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise InputError(f"--plot must name a .png file, got {plot}")
+    if plot is not None:
+        writable_target(plot, "--plot")
+    spec = method_spec(method, config)
+    idx = Index.open(index_dir)
+    r, rep = do_explain(
+        question, idx, spec, k=k, budget=budget, retriever=retriever, reranker=reranker
+    )
+    if plot is not None:
+        try:
+            rep["plot"] = str(do_plot(rep, plot))
+        except OSError as e:
+            raise InputError(f"--plot {plot}: {e.strerror or e}") from e
+    if as_json:
+        # the documents with every candidate's span, as the viewer of `serve` draws them
+        rep["documents"] = evidence_documents(idx, r, selected=rep["selected"])
+        print_json(rep)
+        return
+    for line in text_lines(rep):
+        typer.echo(line)
+    if plot is not None:
+        typer.echo(f"plot: {plot}")
