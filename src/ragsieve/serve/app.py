@@ -32,6 +32,9 @@ Design, and why:
 * **Errors are JSON, never tracebacks.** :class:`~ragsieve.errors.RagsieveError` subclasses map
   to 400/502/503/504 with ``{"error": "<one line>"}``; anything else is logged with its
   traceback on the server and answered ``500 {"error": "internal error"}``.
+
+The request and response bodies are in :mod:`ragsieve.serve.schemas`, what requests share in
+:mod:`ragsieve.serve.state`; this module builds the app: guard, error handlers and routes.
 """
 
 from __future__ import annotations
@@ -39,425 +42,50 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import logging
 import re
-import threading
-import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragsieve.errors import ConfigError, IndexStoreError, InputError, LLMError, RagsieveError
 from ragsieve.index import Index
-from ragsieve.index.store import MANIFEST
-from ragsieve.methods import DEFAULT_METHOD, Method, MethodSpec, Retrieval
-from ragsieve.serve.gate import ModelGate, check_default_method
-from ragsieve.serve.limits import MAX_BUDGET, MAX_K, check_http_options
+from ragsieve.methods import DEFAULT_METHOD, MethodSpec, Retrieval
+from ragsieve.serve.schemas import (
+    ERROR_RESPONSES,
+    LLM_ERROR_RESPONSES,
+    AskRequest,
+    AskResponse,
+    ExplainRequest,
+    ExplainResponse,
+    HealthResponse,
+    SearchRequest,
+    SearchResponse,
+)
+from ragsieve.serve.state import DEFAULT_RELOAD_INTERVAL, DEFAULT_RERANKERS, ServerState
 from ragsieve.types import Scored, scored_json
 
 log = logging.getLogger("ragsieve.serve")
 
-# ----------------------------------------------------------------------------- limits
-#: Longest query / question accepted, in characters (a paragraph, not a document).
-MAX_QUERY_CHARS = 2000
-#: Longest method spec accepted over HTTP.
-MAX_SPEC_CHARS = 500
-#: Largest whole-question prompt budget (every LLM call of one question) in tokens.
-MAX_TOTAL_BUDGET = 1_000_000
-#: Longest answer in tokens.
-MAX_ANSWER_TOKENS = 2048
 #: Request bodies above this are refused with 413 before they are parsed.
 MAX_BODY_BYTES = 64 * 1024
-#: Models a client's request may make the server load by default (``serve --rerankers``): the
-#: offline, shipped ones: the rerankers by name, the evidence tagger and CARROT's agent. Other
-#: names load a model from a server-side path or download one from a hub, which a remote client
-#: must not trigger. The models of the server's own default method are loaded at start-up and
-#: usable whatever the list says.
-DEFAULT_RERANKERS: tuple[str, ...] = (
-    "ensemble",
-    "bi-encoder",
-    "bm25",
-    "cross-encoder",
-    "tagger",
-    "agent",
-)
-#: How often (seconds) a request may check whether ``ragsieve index`` committed a new version.
-DEFAULT_RELOAD_INTERVAL = 1.0
 #: Most documents an evidence report (``/explain``, ``/ask`` with ``explain``) shows.
 VIEWER_MAX_DOCUMENTS = 20
 #: Uncovered text in an evidence report keeps this many characters either side of a cut.
 VIEWER_GAP_CHARS = 600
 
-Retriever = Literal["dense", "bm25", "hybrid"]
-
 #: Module level (not inside create_app): with postponed annotations FastAPI resolves the
 #: ``Depends(_bearer)`` annotation of ``require_token`` in this module's globals.
 _bearer = HTTPBearer(auto_error=False, description="The server's --token.")
-
-
-# ----------------------------------------------------------------------------- schemas
-class SearchRequest(BaseModel):
-    """Body of ``POST /search`` (the options of ``ragsieve search``)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
-    k: int = Field(10, ge=1, le=MAX_K, description="Number of results.")
-    retriever: Retriever | None = Field(
-        None, description="dense | bm25 | hybrid (default: dense, or the method's own)."
-    )
-    reranker: str | None = Field(
-        None, max_length=200, description="Rerank a deeper candidate list (server allow-list)."
-    )
-    method: str | None = Field(
-        None,
-        min_length=1,
-        max_length=MAX_SPEC_CHARS,
-        description="A method spec ('full[unit=passage]'): return the context it selects.",
-    )
-    budget: int | None = Field(
-        None, ge=1, le=MAX_BUDGET, description="Token ceiling of the context (with method)."
-    )
-
-
-class ExplainRequest(BaseModel):
-    """Body of ``POST /explain`` (the options of ``ragsieve explain``; no LLM is called): the
-    question and how its context is retrieved, which ``POST /ask`` takes too."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question.")
-    method: str | None = Field(
-        None,
-        min_length=1,
-        max_length=MAX_SPEC_CHARS,
-        description="A method spec: tagger, naive, sage, carrot, pareto, saki, full, "
-        f"'full[unit=passage]' (default: the server's --config, else {DEFAULT_METHOD}).",
-    )
-    k: int = Field(10, ge=1, le=MAX_K, description="Chunks in the context (top-k).")
-    budget: int | None = Field(
-        None, ge=1, le=MAX_BUDGET, description="Fill the context up to N tokens (replaces k)."
-    )
-    retriever: Retriever | None = Field(
-        None, description="dense | bm25 | hybrid (default: the method's own)."
-    )
-    reranker: str | None = Field(None, max_length=200, description="Rerank before selection.")
-
-
-class AskRequest(ExplainRequest):
-    """Body of ``POST /ask`` (the options of ``ragsieve ask``): ``/explain``'s fields plus the
-    answer's."""
-
-    max_tokens: int = Field(256, ge=1, le=MAX_ANSWER_TOKENS, description="Answer length cap.")
-    total_budget: int | None = Field(
-        None,
-        ge=1,
-        le=MAX_TOTAL_BUDGET,
-        description="Prompt tokens of every LLM call for the question, summed.",
-    )
-    explain: bool = Field(
-        False,
-        description="Add an 'explain' key: the evidence report (as POST /explain returns) of "
-        "the retrieval this answer used, with the context the answer finally read as selected.",
-    )
-
-
-class SearchHit(BaseModel):
-    chunk_id: str
-    doc_id: str
-    title: str
-    text: str
-    score: float
-    start: int
-    end: int
-    tokens: int
-    #: Where it sits in its document: ``page 3`` (PDF), the heading above it, both, or ``""``.
-    where: str = ""
-
-
-class SearchResponse(BaseModel):
-    query: str
-    retriever: str | None
-    results: list[SearchHit]
-    method: str | None = None
-
-
-class ContextChunk(BaseModel):
-    chunk_id: str
-    doc_id: str
-    title: str
-    text: str
-    score: float
-    start: int
-    end: int
-    #: Where it sits in its document: ``page 3`` (PDF), the heading above it, both, or ``""``.
-    where: str = ""
-
-
-class TokenCounts(BaseModel):
-    context: int
-    prompt: int
-    completion: int
-
-
-class CurvePoint(BaseModel):
-    rank: int
-    chunk_id: str
-    score: float
-    tokens: int | None
-    selected: bool
-
-
-class Segment(BaseModel):
-    """A stretch of a document: a candidate's span (``chunk_id`` and ``score`` set) or text no
-    candidate covers (``score`` null). Consecutive segments cover the whole document."""
-
-    start: int
-    end: int
-    text: str
-    chunk_id: str | None
-    #: The tagger's keep probability where the method has the tagger, else the candidate score.
-    score: float | None
-    selected: bool
-    #: Characters left out of a long uncovered stretch (its text is head " … " tail).
-    elided: int | None = None
-
-
-class EvidenceDocument(BaseModel):
-    doc_id: str
-    title: str
-    segments: list[Segment]
-
-
-class ExplainResponse(BaseModel):
-    """:func:`ragsieve.explain.report` (the JSON of ``ragsieve explain --json``) plus
-    ``documents``. ``search`` (CARROT), ``links`` (SAKI), ``feedback`` (SAGE's loop) and
-    ``passages`` (the evidence tagger) appear only for the methods that record them."""
-
-    question: str
-    method: str | None
-    selected: list[str]
-    score_curve: list[CurvePoint]
-    cut: dict[str, Any]
-    tokens: dict[str, int]
-    seconds: dict[str, float]
-    search: dict[str, Any] | None = None
-    links: dict[str, Any] | None = None
-    feedback: dict[str, Any] | None = None
-    passages: list[dict[str, Any]] | None = None
-    documents: list[EvidenceDocument]
-
-
-class AskResponse(BaseModel):
-    question: str
-    method: str
-    answer: str
-    context: list[ContextChunk]
-    tokens: TokenCounts
-    cost: float
-    timings: dict[str, float]
-    trace: dict[str, Any]
-    #: Only when the request set ``explain``.
-    explain: ExplainResponse | None = None
-
-
-class HealthResponse(BaseModel):
-    status: str
-    #: True once the models the default method needs are loaded: a load balancer may route.
-    ready: bool
-    documents: int
-    chunks: int
-    #: The next three name paths and models: on a server with a token, only a request that
-    #: carries it sees them (null otherwise).
-    index: str | None
-    llm: str | None
-    #: The models loaded so far (query embedder, LLM, rerankers built on demand).
-    loaded: list[str] | None
-
-
-class ErrorResponse(BaseModel):
-    error: str
-
-
-# ----------------------------------------------------------------------------- shared state
-class SerialLLM:
-    """Wraps an LLM backend that is not known to be thread-safe so that calls take turns.
-
-    The shipped backends need no wrapper (llama.cpp serialises with its own lock, the HTTP
-    client is thread-safe); a backend registered by a plugin might keep per-call state.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self._lock = threading.Lock()
-        self.name: str = str(getattr(inner, "name", type(inner).__name__))
-
-    def generate(self, messages: list[dict[str, str]], **kwargs: Any) -> Any:
-        with self._lock:
-            return self._inner.generate(messages, **kwargs)
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self._inner, attr)
-
-
-def _thread_safe_llm(llm: Any) -> Any:
-    from ragsieve.llm.local import LlamaCppLLM
-    from ragsieve.llm.openai_compat import OpenAICompatLLM
-
-    return llm if isinstance(llm, LlamaCppLLM | OpenAICompatLLM) else SerialLLM(llm)
-
-
-def _manifest_tables(index_dir: Path) -> dict[str, Any] | None:
-    """The committed table versions named by the manifest, or None if it cannot be read now."""
-    try:
-        tables = json.loads((index_dir / MANIFEST).read_text("utf-8")).get("tables")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return tables if isinstance(tables, dict) else None
-
-
-class ServerState:
-    """What every request shares: the current index snapshot, the LLM and the warm models."""
-
-    def __init__(
-        self,
-        index_dir: str | Path,
-        *,
-        llm_spec: str = "local",
-        llm_options: dict[str, Any] | None = None,
-        rerankers: Sequence[str] | None = DEFAULT_RERANKERS,
-        reload_interval: float = DEFAULT_RELOAD_INTERVAL,
-        preload: bool = True,
-        default_method: str | MethodSpec = DEFAULT_METHOD,
-    ) -> None:
-        from ragsieve.llm import get_llm
-
-        # The default method's models: every file checked now (a missing tagger folder in
-        # --config fails start-up, not every request after), and usable by any request.
-        uses = check_default_method(default_method, llm_spec)
-        self.index_dir = Path(index_dir)
-        self._index = Index.open(self.index_dir)
-        self._tables = dict(self._index.manifest["tables"])
-        self.reload_interval = reload_interval
-        self._reload_lock = threading.Lock()
-        self._next_check = time.monotonic() + reload_interval
-        self.llm_spec = llm_spec
-        llm = get_llm(llm_spec, **(llm_options or {}))
-        self.llm_name = str(getattr(llm, "name", llm_spec))
-        self.default_method = default_method
-        #: What has been loaded, in order (``/health``'s ``loaded``).
-        self.loaded: list[str] = []
-        self.gate = ModelGate(rerankers, uses, self.loaded)
-        if preload:
-            try:
-                # Load the query embedder now (and run it once): not on the first request, and
-                # never twice because two first requests raced through get_embedder's cache. It is
-                # the int8 ONNX build for a MiniLM index, so no torch is imported here.
-                qe = self._index.embedder
-                qe.embed(["warm-up"])
-                # The default method's own models (a reranker, the tagger) load here too,
-                # before the LLM: a method the index cannot serve must fail before llama.cpp
-                # starts its server threads (stopping them right after start can block in
-                # accept(): issue 32's `serve --config` hang).
-                self.method(None, self._index, endpoint=None)
-                load = getattr(llm, "load", None)
-                if callable(load):
-                    load()
-                self.loaded[:0] = [  # first: the default method's rerankers warmed above
-                    f"query embedder {qe.name}",
-                    f"llm {self.llm_name}",
-                    f"method {self.default_method_label()}",
-                ]
-            except BaseException:
-                close = getattr(llm, "close", None)
-                if callable(close):
-                    close()
-                raise
-        self.llm = _thread_safe_llm(llm)
-
-    def default_method_label(self) -> str:
-        from ragsieve.methods.spec import as_spec
-
-        return as_spec(self.default_method).label
-
-    def index(self) -> Index:
-        """The index snapshot a request should use, after a rate-limited check for a commit.
-
-        Only one thread checks at a time (the others keep the current snapshot rather than
-        wait); a failed reload keeps serving the last good version and is logged.
-        """
-        now = time.monotonic()
-        if now >= self._next_check and self._reload_lock.acquire(blocking=False):
-            try:
-                self._next_check = now + self.reload_interval
-                self._maybe_reload()
-            finally:
-                self._reload_lock.release()
-        return self._index
-
-    def _maybe_reload(self) -> None:
-        tables = _manifest_tables(self.index_dir)
-        if tables is None or tables == self._tables:
-            return
-        try:
-            fresh = Index.open(self.index_dir)
-            fresh.embedder  # noqa: B018 - build (and cache) a changed embedder before the swap
-        except RagsieveError as e:
-            log.warning("index changed but cannot be reopened, serving the old version: %s", e)
-            self._tables = tables  # do not retry until the manifest changes again
-            return
-        self._index, self._tables = fresh, dict(fresh.manifest["tables"])
-        s = fresh.stats()
-        log.info("index reloaded: %s documents, %s chunks", s["documents"], s["chunks"])
-
-    def check_reranker(self, name: str | None, index: Index) -> None:
-        """Refuse a reranker outside the allow-list; build an allowed one once, under a lock."""
-        self.gate.check_reranker(name, index)
-
-    def method(
-        self,
-        text: str | MethodSpec | None,
-        index: Index,
-        endpoint: str | None = "ask",
-        **run: Any,
-    ) -> Method:
-        """The method of spec ``text`` (None: the server's default), built by the one spec
-        parser, for ``endpoint`` (``search``, ``ask``, ``explain``; None: start-up). A client's
-        spec may set only the options declared safe for the network, each within its bound
-        (:mod:`ragsieve.serve.limits`); every model the resolved config would load, defaults
-        included, must be on the allow-list or already loaded by the server's default method;
-        an LLM judge runs only on ``/ask``, with the server's LLM. The server's own default
-        (``serve --config``) is trusted as given."""
-        from ragsieve.methods.models import build_lending, spec_models
-        from ragsieve.methods.spec import as_spec, canonical_options, make_config, method_def
-
-        spec = as_spec(self.default_method if text is None else text)
-        if text is not None:
-            defn = method_def(spec.name)
-            make_config(defn, spec.options, run)  # unknown keys and bad types: the usual line
-            check_http_options(spec.name, canonical_options(defn, spec.options))
-        spec, uses = spec_models(spec, run, llm=self.llm_spec)
-        self.gate.check(spec.label, uses, endpoint, index)
-        run_reranker = run.get("reranker")  # refused even where the method ignores it
-        self.gate.check_reranker(run_reranker if isinstance(run_reranker, str) else None)
-        lend = getattr(self, "llm", None) if endpoint == "ask" else None
-        return build_lending(spec, index, lend, **run)
-
-    def close(self) -> None:
-        close = getattr(self.llm, "close", None)
-        if callable(close):
-            close()
 
 
 # ----------------------------------------------------------------------------- errors
@@ -538,23 +166,6 @@ class _GuardMiddleware:
 
 
 # ----------------------------------------------------------------------------- the app
-#: OpenAPI descriptions of the error statuses (the body is always ``{"error": "..."}``).
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorResponse, "description": why}
-    for code, why in (
-        (400, "Bad input or option (unknown method, reranker, empty query)."),
-        (401, "Missing or wrong bearer token."),
-        (413, "Request body over the size limit."),
-        (500, "Internal error (logged on the server)."),
-        (503, "The index cannot be read."),
-    )
-}
-LLM_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    502: {"model": ErrorResponse, "description": "The LLM backend failed."},
-    504: {"model": ErrorResponse, "description": "The LLM backend timed out."},
-}
-
-
 def create_app(
     index_dir: str | Path,
     *,
@@ -625,16 +236,20 @@ def viewer_html() -> str:
     return files("ragsieve.serve").joinpath("static", "viewer.html").read_text("utf-8")
 
 
+def _csp_hashes(blocks: list[str]) -> str:
+    """The CSP sources (``'sha256-...'``) that allow exactly these inline blocks."""
+    return " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(b.encode()).digest()).decode() + "'"
+        for b in blocks
+    )
+
+
 def _csp(html: str) -> str:
     """A Content-Security-Policy that allows the page's own inline script and style (by hash)
     and requests to this server only: nothing can be loaded from elsewhere."""
 
     def hashes(tag: str) -> str:
-        blocks = re.findall(rf"<{tag}>(.*?)</{tag}>", html, flags=re.DOTALL)
-        return " ".join(
-            "'sha256-" + base64.b64encode(hashlib.sha256(b.encode()).digest()).decode() + "'"
-            for b in blocks
-        )
+        return _csp_hashes(re.findall(rf"<{tag}>(.*?)</{tag}>", html, flags=re.DOTALL))
 
     return (
         f"default-src 'none'; script-src {hashes('script')}; style-src {hashes('style')}; "
@@ -720,10 +335,7 @@ def _add_docs(app: FastAPI) -> None:
         swagger_favicon_url="/docs/static/favicon-32x32.png",
     ).body.decode()
     inline = re.findall(r"<script>(.*?)</script>", page, flags=re.DOTALL)
-    hashes = " ".join(
-        "'sha256-" + base64.b64encode(hashlib.sha256(b.encode()).digest()).decode() + "'"
-        for b in inline
-    )
+    hashes = _csp_hashes(inline)
     headers = {
         "Content-Security-Policy": (
             f"default-src 'none'; script-src 'self' {hashes}; style-src 'self' 'unsafe-inline'; "
