@@ -167,6 +167,7 @@ def _jsonl(rows: list[Any]) -> str:
     return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows)
 
 
+# fmt: off
 def cases(llm: dict[str, str]) -> list[Case]:
     I = ["--index", "{idx}"]  # noqa: E741
     qrow = {"question": "q?", "answers": ["a"], "documents": ["a b c"]}
@@ -175,96 +176,29 @@ def cases(llm: dict[str, str]) -> list[Case]:
     # --- index: what is read
     add(Case("index", "missing file", ["index", "{tmp}/nope.md", *I], 2, fragment="no such"))
     add(Case("index", "empty file", ["index", "{tmp}/e.md", *I], 2, _write("e.md", "")))
-    add(
-        Case(
-            "index",
-            "whitespace-only file",
-            ["index", "{tmp}/w.md", *I],
-            2,
-            _write("w.md", " \n\t\n"),
-        )
-    )
-    add(
-        Case(
-            "index",
-            "binary file",
-            ["index", "{tmp}/b.txt", *I],
-            2,
-            _write("b.txt", b"\x00\x01\x02\xff"),
-        )
-    )
-    add(
-        Case(
-            "index", "named pipe", ["index", "{tmp}/p.md", *I], 2, _fifo("p.md"), 60, "regular file"
-        )
-    )
-    add(
-        Case(
-            "index",
-            "pipe inside a folder (skipped)",
-            ["index", "{tmp}/d", *I],
-            0,
-            _fifo("d/p.md"),
-            60,
-        )
-    )
+    add(Case("index", "whitespace-only file", ["index", "{tmp}/w.md", *I], 2,
+        _write("w.md", " \n\t\n")))
+    add(Case("index", "binary file", ["index", "{tmp}/b.txt", *I], 2,
+        _write("b.txt", b"\x00\x01\x02\xff")))
+    add(Case("index", "named pipe", ["index", "{tmp}/p.md", *I], 2, _fifo("p.md"), 60,
+        "regular file"))
+    add(Case("index", "pipe inside a folder (skipped)", ["index", "{tmp}/d", *I], 0,
+        _fifo("d/p.md"), 60))
     add(Case("index", "character device /dev/null", ["index", "/dev/null", *I], 2, timeout=60))
     add(Case("index", "/dev/zero (endless device)", ["index", "/dev/zero", *I], 2, timeout=60))
     add(Case("index", "empty folder", ["index", "{tmp}/d", *I], 2, _write("d/.keep", "")))
-    add(
-        Case(
-            "index",
-            "folder of binaries only",
-            ["index", "{tmp}/d", *I],
-            2,
-            _write("d/x.txt", b"\x00\x00"),
-        )
-    )
-    add(
-        Case(
-            "index",
-            "Latin-1 bytes",
-            ["index", "{tmp}/l.txt", *I],
-            2,
-            _write("l.txt", "caf\xe9 cr\xe8me br\xfbl\xe9e. ".encode("latin-1") * 20),
-        )
-    )
-    add(
-        Case(
-            "index",
-            "malformed JSONL",
-            ["index", "{tmp}/d.jsonl", *I],
-            2,
-            _write("d.jsonl", '{"text": "a"}\n{oops\n'),
-        )
-    )
-    add(
-        Case(
-            "index",
-            "JSONL without text",
-            ["index", "{tmp}/d.jsonl", *I],
-            2,
-            _write("d.jsonl", '{"title": "a"}\n'),
-        )
-    )
-    add(
-        Case(
-            "index",
-            "JSONL text not a string",
-            ["index", "{tmp}/d.jsonl", *I],
-            2,
-            _write("d.jsonl", '{"text": 5}\n'),
-        )
-    )
-    add(
-        Case(
-            "index",
-            "JSON array, not lines",
-            ["index", "{tmp}/d.jsonl", *I],
-            2,
-            _write("d.jsonl", '[{"text": "a"}]\n'),
-        )
-    )
+    add(Case("index", "folder of binaries only", ["index", "{tmp}/d", *I], 2,
+        _write("d/x.txt", b"\x00\x00")))
+    add(Case("index", "Latin-1 bytes", ["index", "{tmp}/l.txt", *I], 2,
+        _write("l.txt", "caf\xe9 cr\xe8me br\xfbl\xe9e. ".encode("latin-1") * 20)))
+    add(Case("index", "malformed JSONL", ["index", "{tmp}/d.jsonl", *I], 2,
+        _write("d.jsonl", '{"text": "a"}\n{oops\n')))
+    add(Case("index", "JSONL without text", ["index", "{tmp}/d.jsonl", *I], 2,
+        _write("d.jsonl", '{"title": "a"}\n')))
+    add(Case("index", "JSONL text not a string", ["index", "{tmp}/d.jsonl", *I], 2,
+        _write("d.jsonl", '{"text": 5}\n')))
+    add(Case("index", "JSON array, not lines", ["index", "{tmp}/d.jsonl", *I], 2,
+        _write("d.jsonl", '[{"text": "a"}]\n')))
 
     def loop(tmp: Path, idx: Path) -> None:
         (tmp / "loop").symlink_to(tmp / "loop")
@@ -275,64 +209,22 @@ def cases(llm: dict[str, str]) -> list[Case]:
         (tmp / "dead.md").symlink_to(tmp / "nowhere.md")
 
     add(Case("index", "broken symlink", ["index", "{tmp}/dead.md", *I], 2, broken))
-    add(
-        Case(
-            "index",
-            "2 MB on one line, no sentence end",
-            ["index", "{tmp}/big.txt", *I],
-            0,
-            _big("big.txt", 2, False),
-            400,
-        )
-    )
-    add(
-        Case(
-            "index",
-            "2 MB on one line with sentences",
-            ["index", "{tmp}/big.txt", *I],
-            0,
-            _big("big.txt", 2, True),
-            400,
-        )
-    )
-    add(
-        Case(
-            "index",
-            "12 KB word without whitespace",
-            ["index", "{tmp}/blob.txt", *I],
-            0,
-            _write("blob.txt", "QUJD" * 3000),
-        )
-    )
+    add(Case("index", "2 MB on one line, no sentence end", ["index", "{tmp}/big.txt", *I], 0,
+        _big("big.txt", 2, False), 400))
+    add(Case("index", "2 MB on one line with sentences", ["index", "{tmp}/big.txt", *I], 0,
+        _big("big.txt", 2, True), 400))
+    add(Case("index", "12 KB word without whitespace", ["index", "{tmp}/blob.txt", *I], 0,
+        _write("blob.txt", "QUJD" * 3000)))
     # --- index: options
     add(Case("index", "--chunk-tokens 0", ["index", DOC, *I, "--chunk-tokens", "0"], 2))
     add(Case("index", "--chunk-tokens 7", ["index", DOC, *I, "--chunk-tokens", "7"], 2))
     add(Case("index", "--chunk-tokens abc", ["index", DOC, *I, "--chunk-tokens", "abc"], 2))
-    add(
-        Case(
-            "index",
-            "--chunk-tokens clash with the index",
-            ["index", DOC, *I, "--chunk-tokens", "50"],
-            2,
-            fragment="chunk_tokens",
-        )
-    )
-    add(
-        Case(
-            "index",
-            "--chunker bogus",
-            ["index", DOC, "--index", "{tmp}/new", "--chunker", "bogus"],
-            2,
-        )
-    )
-    add(
-        Case(
-            "index",
-            "--embedder bogus",
-            ["index", DOC, "--index", "{tmp}/new", "--embedder", "bogus"],
-            2,
-        )
-    )
+    add(Case("index", "--chunk-tokens clash with the index",
+        ["index", DOC, *I, "--chunk-tokens", "50"], 2, fragment="chunk_tokens"))
+    add(Case("index", "--chunker bogus",
+        ["index", DOC, "--index", "{tmp}/new", "--chunker", "bogus"], 2))
+    add(Case("index", "--embedder bogus",
+        ["index", DOC, "--index", "{tmp}/new", "--embedder", "bogus"], 2))
     add(Case("index", "--wait -1", ["index", DOC, *I, "--wait", "-1"], 2))
     add(Case("index", "--wait abc", ["index", DOC, *I, "--wait", "abc"], 2))
     add(Case("index", "unknown option", ["index", DOC, *I, "--frobnicate"], 2))
@@ -340,103 +232,33 @@ def cases(llm: dict[str, str]) -> list[Case]:
     # --- index: where it goes
     add(Case("location", "--index ''", ["index", DOC, "--index", ""], 2))
     add(Case("location", "--index under /proc", ["index", DOC, "--index", "/proc/ragsieve-x"], 3))
-    add(
-        Case(
-            "location",
-            "--index inside a regular file",
-            ["index", DOC, "--index", "{tmp}/f.txt/sub"],
-            3,
-            _write("f.txt", "x"),
-        )
-    )
-    add(
-        Case(
-            "location",
-            "--index is a regular file",
-            ["index", DOC, "--index", "{tmp}/f.txt"],
-            3,
-            _write("f.txt", "x"),
-        )
-    )
+    add(Case("location", "--index inside a regular file",
+        ["index", DOC, "--index", "{tmp}/f.txt/sub"], 3, _write("f.txt", "x")))
+    add(Case("location", "--index is a regular file", ["index", DOC, "--index", "{tmp}/f.txt"], 3,
+        _write("f.txt", "x")))
     add(Case("location", "--index /dev/null", ["search", "x", "--index", "/dev/null"], 3))
     add(Case("location", "search a missing index", ["search", "x", "--index", "{tmp}/none"], 3))
-    add(
-        Case(
-            "location",
-            "search an empty folder",
-            ["search", "x", "--index", "{tmp}/d"],
-            3,
-            _write("d/.keep", ""),
-        )
-    )
-    add(
-        Case(
-            "location",
-            "search a folder of other files",
-            ["search", "x", "--index", "{tmp}/d"],
-            3,
-            _write("d/notes.txt", "x"),
-        )
-    )
+    add(Case("location", "search an empty folder", ["search", "x", "--index", "{tmp}/d"], 3,
+        _write("d/.keep", "")))
+    add(Case("location", "search a folder of other files", ["search", "x", "--index", "{tmp}/d"], 3,
+        _write("d/notes.txt", "x")))
     # --- damaged indexes: refused, never rewritten
     lost = _rm("ragsieve.json")
-    add(
-        Case(
-            "damaged",
-            "lost manifest: index",
-            ["index", DOC, *I],
-            3,
-            lost,
-            fragment="repair",
-            intact=False,
-        )
-    )
+    add(Case("damaged", "lost manifest: index", ["index", DOC, *I], 3, lost, fragment="repair",
+        intact=False))
     add(Case("damaged", "lost manifest: rm", ["rm", DOC, *I], 3, lost, intact=False))
     add(Case("damaged", "lost manifest: search", ["search", "x", *I], 3, lost, intact=False))
     garbage = _manifest(lambda m: "{garbage")
-    add(
-        Case(
-            "damaged",
-            "garbage manifest: index",
-            ["index", DOC, *I],
-            3,
-            garbage,
-            fragment="corrupt",
-            intact=False,
-        )
-    )
+    add(Case("damaged", "garbage manifest: index", ["index", DOC, *I], 3, garbage,
+        fragment="corrupt", intact=False))
     add(Case("damaged", "garbage manifest: info", ["info", *I], 3, garbage, intact=False))
-    add(
-        Case(
-            "damaged",
-            "manifest without n_documents: info",
-            ["info", *I],
-            3,
-            _manifest(lambda m: m.pop("n_documents")),
-            fragment="n_documents",
-            intact=False,
-        )
-    )
-    add(
-        Case(
-            "damaged",
-            "manifest count is a string",
-            ["info", *I],
-            3,
-            _manifest(lambda m: m.update(n_chunks="12")),
-            intact=False,
-        )
-    )
-    add(
-        Case(
-            "damaged",
-            "manifest names an unknown chunker: search still reads",
-            ["search", "x", *I],
-            0,
-            _manifest(lambda m: m["config"].update(chunker="zzz")),
-            intact=False,
-        )
-    )
+    add(Case("damaged", "manifest without n_documents: info", ["info", *I], 3,
+        _manifest(lambda m: m.pop("n_documents")), fragment="n_documents", intact=False))
+    add(Case("damaged", "manifest count is a string", ["info", *I], 3,
+        _manifest(lambda m: m.update(n_chunks="12")), intact=False))
+    add(Case("damaged", "manifest names an unknown chunker: search still reads",
+        ["search", "x", *I], 0, _manifest(lambda m: m["config"].update(chunker="zzz")),
+        intact=False))
     add(
         Case(
             "damaged",
@@ -451,45 +273,14 @@ def cases(llm: dict[str, str]) -> list[Case]:
             intact=False,
         )
     )
-    add(
-        Case(
-            "damaged",
-            "manifest is a JSON list",
-            ["info", *I],
-            3,
-            _manifest(lambda m: "[1, 2]"),
-            intact=False,
-        )
-    )
-    add(
-        Case(
-            "damaged",
-            "chunks table deleted",
-            ["search", "x", *I],
-            3,
-            _rm("chunks.lance"),
-            intact=False,
-        )
-    )
-    add(
-        Case(
-            "damaged",
-            "documents table deleted: index",
-            ["index", DOC, *I],
-            3,
-            _rm("documents.lance"),
-            intact=False,
-        )
-    )
-    add(
-        Case(
-            "damaged",
-            "repair an empty folder",
-            ["repair", "--index", "{tmp}/d"],
-            3,
-            _write("d/.keep", ""),
-        )
-    )
+    add(Case("damaged", "manifest is a JSON list", ["info", *I], 3, _manifest(lambda m: "[1, 2]"),
+        intact=False))
+    add(Case("damaged", "chunks table deleted", ["search", "x", *I], 3, _rm("chunks.lance"),
+        intact=False))
+    add(Case("damaged", "documents table deleted: index", ["index", DOC, *I], 3,
+        _rm("documents.lance"), intact=False))
+    add(Case("damaged", "repair an empty folder", ["repair", "--index", "{tmp}/d"], 3,
+        _write("d/.keep", "")))
     add(Case("damaged", "repair a missing path", ["repair", "--index", "{tmp}/none"], 3))
     # --- search
     add(Case("search", "empty query", ["search", "  ", *I], 2))
@@ -498,45 +289,22 @@ def cases(llm: dict[str, str]) -> list[Case]:
     add(Case("search", "--k 100000", ["search", "x", *I, "--k", "100000"], 2))
     add(Case("search", "--retriever colbert", ["search", "x", *I, "--retriever", "colbert"], 2))
     add(Case("search", "--reranker bogus", ["search", "x", *I, "--reranker", "bogus"], 2))
-    add(
-        Case(
-            "search", "query of 100,000 characters", ["search", "bees " * 20000, *I, "--k", "2"], 0
-        )
-    )
-    add(
-        Case(
-            "search",
-            "query of control characters",
-            ["search", "\x1b[31m\x07 bees", *I, "--k", "2"],
-            0,
-        )
-    )
-    add(
-        Case(
-            "search",
-            "query of punctuation only (bm25)",
-            ["search", "?!.,;", *I, "--retriever", "bm25"],
-            0,
-        )
-    )
+    add(Case("search", "query of 100,000 characters", ["search", "bees " * 20000, *I, "--k", "2"],
+        0))
+    add(Case("search", "query of control characters",
+        ["search", "\x1b[31m\x07 bees", *I, "--k", "2"], 0))
+    add(Case("search", "query of punctuation only (bm25)",
+        ["search", "?!.,;", *I, "--retriever", "bm25"], 0))
     # --- ask / explain
     add(Case("ask", "--method magic", ["ask", Q, *I, "--method", "magic"], 2))
     add(Case("ask", "--method 'sage[min_k=abc]'", ["ask", Q, *I, "--method", "sage[min_k=abc]"], 2))
     add(Case("ask", "--method 'sage[nope=1]'", ["ask", Q, *I, "--method", "sage[nope=1]"], 2))
     add(Case("ask", "--method 'carrot['", ["ask", Q, *I, "--method", "carrot["], 2))
     add(Case("ask", "--llm gpt-9000", ["ask", Q, *I, "--llm", "gpt-9000"], 2))
-    add(
-        Case("ask", "--llm local:missing.gguf", ["ask", Q, *I, "--llm", "local:{tmp}/none.gguf"], 2)
-    )
-    add(
-        Case(
-            "ask",
-            "--llm local:<text file>.gguf",
-            ["ask", Q, *I, "--llm", "local:{tmp}/m.gguf"],
-            2,
-            _write("m.gguf", "not a model"),
-        )
-    )
+    add(Case("ask", "--llm local:missing.gguf", ["ask", Q, *I, "--llm", "local:{tmp}/none.gguf"],
+        2))
+    add(Case("ask", "--llm local:<text file>.gguf", ["ask", Q, *I, "--llm", "local:{tmp}/m.gguf"],
+        2, _write("m.gguf", "not a model")))
     add(Case("ask", "--llm openai:m@ftp://x", ["ask", Q, *I, "--llm", "openai:m@ftp://x"], 2))
     add(Case("ask", "--llm openai with no model", ["ask", Q, *I, "--llm", "openai:"], 2))
     add(Case("ask", "--max-tokens 0", ["ask", Q, *I, "--max-tokens", "0"], 2))
@@ -545,145 +313,48 @@ def cases(llm: dict[str, str]) -> list[Case]:
     add(Case("ask", "--llm-timeout with the local LLM", ["ask", Q, *I, "--llm-timeout", "5"], 2))
     add(Case("ask", "--llm-retries 99", ["ask", Q, *I, "--llm-retries", "99"], 2))
     fast = ["--llm-retries", "0", "--llm-timeout", "2", "--k", "1"]
-    add(
-        Case(
-            "llm",
-            "endpoint refuses connections",
-            ["ask", Q, *I, "--llm", f"openai:m@http://127.0.0.1:{_closed_port()}/v1", *fast],
-            4,
-            fragment="unreachable",
-        )
-    )
-    add(
-        Case(
-            "llm",
-            "endpoint hangs (--llm-timeout 2)",
-            ["ask", Q, *I, "--llm", llm["hang"], *fast],
-            4,
-            fragment="timed out",
-        )
-    )
-    add(
-        Case(
-            "llm",
-            "endpoint answers non-JSON with NUL bytes",
-            ["ask", Q, *I, "--llm", llm["garbage"], *fast],
-            4,
-            fragment="\\x00",
-        )
-    )
-    add(
-        Case(
-            "llm",
-            "endpoint answers JSON without choices",
-            ["ask", Q, *I, "--llm", llm["nochoices"], *fast],
-            4,
-        )
-    )
-    add(
-        Case(
-            "llm",
-            "endpoint answers a number as content",
-            ["ask", Q, *I, "--llm", llm["badcontent"], *fast],
-            4,
-        )
-    )
-    add(
-        Case(
-            "llm",
-            "endpoint says 401",
-            ["ask", Q, *I, "--llm", llm["401"], *fast],
-            4,
-            fragment="rejected",
-        )
-    )
+    add(Case("llm", "endpoint refuses connections",
+        ["ask", Q, *I, "--llm", f"openai:m@http://127.0.0.1:{_closed_port()}/v1", *fast], 4,
+        fragment="unreachable"))
+    add(Case("llm", "endpoint hangs (--llm-timeout 2)", ["ask", Q, *I, "--llm", llm["hang"], *fast],
+        4, fragment="timed out"))
+    add(Case("llm", "endpoint answers non-JSON with NUL bytes",
+        ["ask", Q, *I, "--llm", llm["garbage"], *fast], 4, fragment="\\x00"))
+    add(Case("llm", "endpoint answers JSON without choices",
+        ["ask", Q, *I, "--llm", llm["nochoices"], *fast], 4))
+    add(Case("llm", "endpoint answers a number as content",
+        ["ask", Q, *I, "--llm", llm["badcontent"], *fast], 4))
+    add(Case("llm", "endpoint says 401", ["ask", Q, *I, "--llm", llm["401"], *fast], 4,
+        fragment="rejected"))
     add(Case("llm", "endpoint says 500", ["ask", Q, *I, "--llm", llm["500"], *fast], 4))
     add(Case("explain", "--plot not .png", ["explain", Q, *I, "--plot", "{tmp}/p.txt"], 2))
     add(Case("explain", "--plot under /proc", ["explain", Q, *I, "--plot", "/proc/x/p.png"], 2))
-    add(
-        Case(
-            "explain",
-            "--plot names a folder",
-            ["explain", Q, *I, "--plot", "{tmp}/d.png"],
-            2,
-            _write("d.png/.keep", ""),
-        )
-    )
-    add(
-        Case(
-            "explain",
-            "--plot inside a regular file",
-            ["explain", Q, *I, "--plot", "{tmp}/f/p.png"],
-            2,
-            _write("f", "x"),
-        )
-    )
+    add(Case("explain", "--plot names a folder", ["explain", Q, *I, "--plot", "{tmp}/d.png"], 2,
+        _write("d.png/.keep", "")))
+    add(Case("explain", "--plot inside a regular file",
+        ["explain", Q, *I, "--plot", "{tmp}/f/p.png"], 2, _write("f", "x")))
     # --- eval
     add(Case("eval", "--dataset nope", ["eval", "--dataset", "nope", "--no-llm"], 2))
     add(Case("eval", "--data missing", ["eval", "--data", "{tmp}/none.jsonl", "--no-llm"], 2))
-    add(
-        Case(
-            "eval",
-            "--data malformed",
-            ["eval", "--data", "{tmp}/q.jsonl", "--no-llm"],
-            2,
-            _write("q.jsonl", "{oops\n"),
-        )
-    )
-    add(
-        Case(
-            "eval",
-            "--data empty",
-            ["eval", "--data", "{tmp}/q.jsonl", "--no-llm"],
-            2,
-            _write("q.jsonl", ""),
-        )
-    )
-    add(
-        Case(
-            "eval",
-            "--data rows without a question",
-            ["eval", "--data", "{tmp}/q.jsonl", "--no-llm"],
-            2,
-            _write("q.jsonl", _jsonl([{"answers": ["a"]}])),
-        )
-    )
-    add(
-        Case(
-            "eval",
-            "--out inside a regular file",
-            ["eval", "--data", "{tmp}/q.jsonl", "--no-llm", "--out", "{tmp}/f/out"],
-            2,
-            _chain(_write("q.jsonl", _jsonl([qrow])), _write("f", "x")),
-        )
-    )
-    add(
-        Case(
-            "eval",
-            "--out under /proc",
-            ["eval", "--data", "{tmp}/q.jsonl", "--no-llm", "--out", "/proc/x"],
-            2,
-            _write("q.jsonl", _jsonl([qrow])),
-        )
-    )
-    add(
-        Case(
-            "eval",
-            "--methods bogus",
-            ["eval", "--data", "{tmp}/q.jsonl", "--no-llm", "--methods", "bogus"],
-            2,
-            _write("q.jsonl", _jsonl([qrow])),
-        )
-    )
+    add(Case("eval", "--data malformed", ["eval", "--data", "{tmp}/q.jsonl", "--no-llm"], 2,
+        _write("q.jsonl", "{oops\n")))
+    add(Case("eval", "--data empty", ["eval", "--data", "{tmp}/q.jsonl", "--no-llm"], 2,
+        _write("q.jsonl", "")))
+    add(Case("eval", "--data rows without a question",
+        ["eval", "--data", "{tmp}/q.jsonl", "--no-llm"], 2,
+        _write("q.jsonl", _jsonl([{"answers": ["a"]}]))))
+    add(Case("eval", "--out inside a regular file",
+        ["eval", "--data", "{tmp}/q.jsonl", "--no-llm", "--out", "{tmp}/f/out"], 2,
+        _chain(_write("q.jsonl", _jsonl([qrow])), _write("f", "x"))))
+    add(Case("eval", "--out under /proc",
+        ["eval", "--data", "{tmp}/q.jsonl", "--no-llm", "--out", "/proc/x"], 2,
+        _write("q.jsonl", _jsonl([qrow]))))
+    add(Case("eval", "--methods bogus",
+        ["eval", "--data", "{tmp}/q.jsonl", "--no-llm", "--methods", "bogus"], 2,
+        _write("q.jsonl", _jsonl([qrow]))))
     add(Case("eval", "--limit 0", ["eval", "--dataset", "squad", "--limit", "0", "--no-llm"], 2))
-    add(
-        Case(
-            "eval",
-            "--data-dir missing",
-            ["eval", "--dataset", "squad", "--no-llm", "--data-dir", "{tmp}/none"],
-            2,
-        )
-    )
+    add(Case("eval", "--data-dir missing",
+        ["eval", "--dataset", "squad", "--no-llm", "--data-dir", "{tmp}/none"], 2))
     # --- rm / info / serve / misc
     # Issue 33: an rm that matches nothing is done (exit 0, "not in the index" on stderr), as rm -f.
     add(Case("rm", "unknown document", ["rm", "nope.md", *I], 0))
@@ -693,18 +364,13 @@ def cases(llm: dict[str, str]) -> list[Case]:
     add(Case("info", "a regular file", ["info", "--index", "{tmp}/f"], 3, _write("f", "x")))
     add(Case("serve", "--port 99999", ["serve", *I, "--port", "99999"], 2))
     add(Case("serve", "--port in use", ["serve", *I, "--port", "{busy}"], 2))
-    add(
-        Case(
-            "serve",
-            "missing index",
-            ["serve", "--index", "{tmp}/none", "--port", str(_closed_port())],
-            3,
-        )
-    )
+    add(Case("serve", "missing index",
+        ["serve", "--index", "{tmp}/none", "--port", str(_closed_port())], 3))
     add(Case("serve", "--log-level loud", ["serve", *I, "--log-level", "loud"], 2))
     add(Case("misc", "unknown command", ["frobnicate"], 2))
     add(Case("misc", "unknown option before the command", ["--frob", "info"], 2))
     return c
+# fmt: on
 
 
 # ----------------------------------------------------------------------------- issue 32
@@ -781,6 +447,7 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], Any]:
     return edit
 
 
+# fmt: off
 def issue32_cases() -> list[Case]:
     """Issue 32's probe, and cases of the same families: names, whitespace, depth, JSONL
     bounds, queries, specs, LLM URLs, plot names, object stores, manifests, --force, and
@@ -803,33 +470,12 @@ def issue32_cases() -> list[Case]:
         ("NFD accents", "cafe\u0301.md".encode()),
         ("control char", b"bell\x07.md"),
     ]:
-        add(
-            Case(
-                "names",
-                f"folder with a {label} file name",
-                ["index", "{tmp}/d", *I],
-                0,
-                _named(name),
-            )
-        )
-    add(
-        Case(
-            "names",
-            "non-UTF-8 name given explicitly",
-            ["index", os.fsdecode(b"{tmp}/d/x\xff.md"), *I],
-            0,
-            _named(b"x\xff.md"),
-        )
-    )
-    add(
-        Case(
-            "names",
-            "non-UTF-8 .jsonl name",
-            ["index", "{tmp}/d", *I],
-            0,
-            _named(b"r\xff.jsonl", '{"text": "A record about owls."}\n'),
-        )
-    )
+        add(Case("names", f"folder with a {label} file name", ["index", "{tmp}/d", *I], 0,
+            _named(name)))
+    add(Case("names", "non-UTF-8 name given explicitly",
+        ["index", os.fsdecode(b"{tmp}/d/x\xff.md"), *I], 0, _named(b"x\xff.md")))
+    add(Case("names", "non-UTF-8 .jsonl name", ["index", "{tmp}/d", *I], 0,
+        _named(b"r\xff.jsonl", '{"text": "A record about owls."}\n')))
     # --- whitespace runs: cut before tokenising
     for label, ch, n in [
         ("1,000,000 spaces", " ", 1_000_000),
@@ -843,36 +489,14 @@ def issue32_cases() -> list[Case]:
     ]:
         text = "Start of the note. " + ch * n + " End of the note about herons."
         add(Case("whitespace", label, ["index", "{tmp}/w.txt", *I], 0, _write("w.txt", text), 300))
-    add(
-        Case(
-            "whitespace",
-            "JSONL text of 1,000,000 spaces",
-            ["index", "{tmp}/w.jsonl", *I],
-            0,
-            _write("w.jsonl", json.dumps({"text": "a" + " " * 1_000_000 + "b"}) + "\n"),
-            300,
-        )
-    )
-    add(
-        Case(
-            "whitespace",
-            "query of 100,000 spaces around a word",
-            ["search", " " * 50_000 + "lens" + " " * 50_000, *I],
-            0,
-        )
-    )
+    add(Case("whitespace", "JSONL text of 1,000,000 spaces", ["index", "{tmp}/w.jsonl", *I], 0,
+        _write("w.jsonl", json.dumps({"text": "a" + " " * 1_000_000 + "b"}) + "\n"), 300))
+    add(Case("whitespace", "query of 100,000 spaces around a word",
+        ["search", " " * 50_000 + "lens" + " " * 50_000, *I], 0))
     # --- folder depth and access
     for levels in (70, 500, 1500):
-        add(
-            Case(
-                "depth",
-                f"folder nested {levels} deep",
-                ["index", "{tmp}/deep", *I],
-                0,
-                _deep(levels),
-                300,
-            )
-        )
+        add(Case("depth", f"folder nested {levels} deep", ["index", "{tmp}/deep", *I], 0,
+            _deep(levels), 300))
     add(Case("depth", "hidden folder deep down", ["index", "{tmp}/deep", *I], 0, _deep(20, 10)))
 
     def sym_loop_dir(tmp: Path, idx: Path) -> None:
@@ -910,11 +534,8 @@ def issue32_cases() -> list[Case]:
     ]:
         add(Case("jsonl", label, ["index", "{tmp}/r.jsonl", *I], 2, _write("r.jsonl", row + "\n")))
     for label, rows, code in [
-        (
-            "10,000 records without ids",
-            [{"text": f"Record {i} about item {i}."} for i in range(10_000)],
-            0,
-        ),
+        ("10,000 records without ids",
+            [{"text": f"Record {i} about item {i}."} for i in range(10_000)], 0),
         ("BOM then records", None, 0),
         ("id equal to an indexed path", [{"id": DOC, "text": "Not the stone."}], 0),
         ("blank lines only", [""], 2),
@@ -924,21 +545,14 @@ def issue32_cases() -> list[Case]:
         ("NUL escape in text", ['{"text": "a\\u0000b"}'], 0),
     ]:
         data = "\ufeff" + _jsonl([{"text": "a"}]) if rows is None else _jsonl(rows)
-        add(
-            Case("jsonl", label, ["index", "{tmp}/r.jsonl", *I], code, _write("r.jsonl", data), 600)
-        )
+        add(Case("jsonl", label, ["index", "{tmp}/r.jsonl", *I], code, _write("r.jsonl", data),
+            600))
     # --- queries
     bad_q = os.fsdecode(b"caf\xe9 \xff\xfe")
     for cmd in ("search", "ask", "explain"):
         add(Case("query", f"non-UTF-8 {cmd} query", [cmd, bad_q, *I], 2, fragment="UTF-8"))
-    add(
-        Case(
-            "query",
-            "query with a lone surrogate escape",
-            ["search", os.fsdecode(b"\xed\xa0\x80"), *I],
-            2,
-        )
-    )
+    add(Case("query", "query with a lone surrogate escape",
+        ["search", os.fsdecode(b"\xed\xa0\x80"), *I], 2))
     add(Case("query", "whitespace-only query", ["search", " \t ", *I], 2))
     # One argument may hold at most 128 KiB on Linux (MAX_ARG_STRLEN).
     add(Case("query", "96,000-character query", ["search", "stone " * 16_000, *I], 0))
@@ -1003,14 +617,8 @@ def issue32_cases() -> list[Case]:
         target = name if name.startswith("/") else "{tmp}/" + name
         add(Case("plot", label, ["explain", Q, *I, "--plot", target], 2, setup))
     # The longest name a file system takes is fine.
-    add(
-        Case(
-            "plot",
-            "255-character name",
-            ["explain", Q, *I, "--plot", "{tmp}/" + "a" * 251 + ".png"],
-            0,
-        )
-    )
+    add(Case("plot", "255-character name",
+        ["explain", Q, *I, "--plot", "{tmp}/" + "a" * 251 + ".png"], 0))
     # --- object stores and URLs with no network
     for url in [
         "s3://ragsieve-no-such-bucket/idx",
@@ -1050,61 +658,20 @@ def issue32_cases() -> list[Case]:
         ("config a list", _set("config", [])),
     ]:
         for cmd in (["info"], ["search", "stone"]):
-            add(
-                Case("manifest", f"{cmd[0]}: {label}", [*cmd, *I], 3, _manifest(edit), intact=False)
-            )
+            add(Case("manifest", f"{cmd[0]}: {label}", [*cmd, *I], 3, _manifest(edit),
+                intact=False))
     add(Case("manifest", "manifest is a FIFO", ["info", *I], 3, _manifest_fifo, 30, intact=False))
     add(Case("manifest", "manifest is a folder", ["info", *I], 3, _manifest_dir, intact=False))
-    add(
-        Case(
-            "manifest",
-            "valid manifest over another tool's table",
-            ["search", "x", *I],
-            3,
-            _other_tables,
-            intact=False,
-        )
-    )
-    add(
-        Case(
-            "manifest",
-            "info over another tool's table",
-            ["info", *I],
-            3,
-            _other_tables,
-            intact=False,
-        )
-    )
-    add(
-        Case(
-            "manifest",
-            "manifest JSON null",
-            ["info", *I],
-            3,
-            _manifest(lambda m: "null"),
-            intact=False,
-        )
-    )
-    add(
-        Case(
-            "manifest",
-            "manifest 1 MB of digits",
-            ["info", *I],
-            3,
-            _manifest(lambda m: "9" * 1_000_000),
-            intact=False,
-        )
-    )
-    add(
-        Case(
-            "manifest",
-            "manifest nested 100,000 deep",
-            ["info", *I],
-            3,
-            _manifest(lambda m: "[" * 100_000),
-            intact=False,
-        )
-    )
+    add(Case("manifest", "valid manifest over another tool's table", ["search", "x", *I], 3,
+        _other_tables, intact=False))
+    add(Case("manifest", "info over another tool's table", ["info", *I], 3, _other_tables,
+        intact=False))
+    add(Case("manifest", "manifest JSON null", ["info", *I], 3, _manifest(lambda m: "null"),
+        intact=False))
+    add(Case("manifest", "manifest 1 MB of digits", ["info", *I], 3,
+        _manifest(lambda m: "9" * 1_000_000), intact=False))
+    add(Case("manifest", "manifest nested 100,000 deep", ["info", *I], 3,
+        _manifest(lambda m: "[" * 100_000), intact=False))
     # --- --force: the old index answers after any failure
     for label, extra in [
         ("bad embedder path", ["--embedder", "st:/no/such/model"]),
@@ -1115,77 +682,25 @@ def issue32_cases() -> list[Case]:
         ("missing input", []),
     ]:
         src = "{tmp}/none.md" if label == "missing input" else DOC
-        add(
-            Case(
-                "force",
-                f"--force with {label}",
-                ["index", src, *I, "--force", *extra],
-                2,
-                timeout=120,
-            )
-        )
+        add(Case("force", f"--force with {label}", ["index", src, *I, "--force", *extra], 2,
+            timeout=120))
     # --- what used to be accepted silently
-    add(
-        Case(
-            "silent",
-            "NUL byte after the first 8 KB",
-            ["index", "{tmp}/n.txt", *I],
-            2,
-            _write("n.txt", "a" * 9000 + "\x00b"),
-        )
-    )
-    add(
-        Case(
-            "silent",
-            "NUL byte at 1 MB in a folder (skipped)",
-            ["index", "{tmp}/d", *I],
-            0,
-            _chain(_write("d/n.txt", "a " * 500_000 + "\x00"), _write("d/ok.md", "Fine.\n")),
-        )
-    )
-    add(
-        Case(
-            "silent",
-            "--chunk-tokens 10^12",
-            ["index", DOC, *I, "--chunk-tokens", "1000000000000"],
-            2,
-        )
-    )
-    add(
-        Case(
-            "silent",
-            "--chunk-tokens 100001",
-            ["index", DOC, "--index", "{tmp}/new", "--chunk-tokens", "100001"],
-            2,
-        )
-    )
-    add(
-        Case(
-            "silent",
-            "eval --chunk-tokens 10^12",
-            ["eval", "--dataset", "squad", "--no-llm", "--chunk-tokens", "1000000000000"],
-            2,
-        )
-    )
-    add(
-        Case(
-            "silent",
-            "prune on an empty file",
-            ["prune", "q?", "{tmp}/e.txt"],
-            2,
-            _write("e.txt", ""),
-        )
-    )
-    add(
-        Case(
-            "silent",
-            "prune on a whitespace file",
-            ["prune", "q?", "{tmp}/e.txt"],
-            2,
-            _write("e.txt", " \n\n "),
-        )
-    )
+    add(Case("silent", "NUL byte after the first 8 KB", ["index", "{tmp}/n.txt", *I], 2,
+        _write("n.txt", "a" * 9000 + "\x00b")))
+    add(Case("silent", "NUL byte at 1 MB in a folder (skipped)", ["index", "{tmp}/d", *I], 0,
+        _chain(_write("d/n.txt", "a " * 500_000 + "\x00"), _write("d/ok.md", "Fine.\n"))))
+    add(Case("silent", "--chunk-tokens 10^12",
+        ["index", DOC, *I, "--chunk-tokens", "1000000000000"], 2))
+    add(Case("silent", "--chunk-tokens 100001",
+        ["index", DOC, "--index", "{tmp}/new", "--chunk-tokens", "100001"], 2))
+    add(Case("silent", "eval --chunk-tokens 10^12",
+        ["eval", "--dataset", "squad", "--no-llm", "--chunk-tokens", "1000000000000"], 2))
+    add(Case("silent", "prune on an empty file", ["prune", "q?", "{tmp}/e.txt"], 2,
+        _write("e.txt", "")))
+    add(Case("silent", "prune on a whitespace file", ["prune", "q?", "{tmp}/e.txt"], 2,
+        _write("e.txt", " \n\n ")))
     return c
+# fmt: on
 
 
 # ----------------------------------------------------------------------------- running

@@ -40,6 +40,7 @@ def _printed(want: str) -> Callable[[Path, Path, str], str]:
     return check
 
 
+# fmt: off
 def _api_cases() -> list[Case]:
     ix = 'Index.open("{idx}")'
     p = [
@@ -125,11 +126,8 @@ def _api_cases() -> list[Case]:
         ("index-add-paths-int", f"{ix}.add_paths([5])", "paths[0] must be a str"),
         ("index-add-none", f"{ix}.add(None)", "docs must be a list of Documents"),
         ("index-add-str", f"{ix}.add(['some text'])", "docs[0] must be a ragsieve Document"),
-        (
-            "index-add-bad-id",
-            f"from ragsieve import Document\n{ix}.add([Document(5, 'text')])",
-            "docs[0].id must be a string",
-        ),
+        ("index-add-bad-id", f"from ragsieve import Document\n{ix}.add([Document(5, 'text')])",
+            "docs[0].id must be a string"),
         ("config-chunker-int", "IndexConfig(chunker=5)", "chunker must be a chunker name"),
         ("config-embedder-none", "IndexConfig(embedder=None)", "embedder must be"),
         ("config-alpha-str", "IndexConfig(alpha='x', sentences=True)", "alpha must be a real"),
@@ -141,11 +139,8 @@ def _api_cases() -> list[Case]:
     ok = [
         ("prune-empty-list", "print(len(prune(Q, [])))", "0"),
         ("rerank-empty-list", "print(len(rerank(Q, [])))", "0"),
-        (
-            "prune-generator",
-            "print(any('1822' in k.text for k in prune(Q, (t for t in [T]))))",
-            "True",
-        ),
+        ("prune-generator", "print(any('1822' in k.text for k in prune(Q, (t for t in [T]))))",
+            "True"),
         ("rerank-tuple", "print([r.index for r in rerank(Q, ('Bees dance.', T))])", "[1, 0]"),
     ]
     for name, call, want in ok:
@@ -153,8 +148,10 @@ def _api_cases() -> list[Case]:
         case.check = _printed(want)
         out.append(case)
     return out
+# fmt: on
 
 
+# fmt: off
 def _pool_cases() -> list[Case]:
     head = "from ragsieve.pool import Passage, PoolSelector\n" + HEAD
     rows = [
@@ -173,8 +170,10 @@ def _pool_cases() -> list[Case]:
         ("pool-method-int", "PoolSelector(5)", "method must be a method spec"),
     ]
     return [Case("api45", n, [], 2, python=head + call, fragment=frag) for n, call, frag in rows]
+# fmt: on
 
 
+# fmt: off
 def _adapter_cases() -> list[Case]:
     lc = (
         "from langchain_core.documents import Document\n"
@@ -192,157 +191,68 @@ def _adapter_cases() -> list[Case]:
         "from ragsieve.integrations.haystack import RagsieveRanker, RagsieveRetriever\n"
     )
     rows = [
-        (
-            lc,
-            "lc-embed-documents-none-item",
-            "RagsieveEmbeddings().embed_documents([None])",
-            "texts[0] must be a string",
-        ),
-        (
-            lc,
-            "lc-embed-documents-str",
-            "RagsieveEmbeddings().embed_documents('abc')",
-            "texts must be a list of strings, not a str",
-        ),
-        (
-            lc,
-            "lc-embed-query-none",
-            "RagsieveEmbeddings().embed_query(None)",
-            "text must be a string",
-        ),
-        (
-            lc,
-            "lc-embed-query-surrogate",
-            "RagsieveEmbeddings().embed_query('\\ud800')",
-            "lone surrogate",
-        ),
+        (lc, "lc-embed-documents-none-item", "RagsieveEmbeddings().embed_documents([None])",
+            "texts[0] must be a string"),
+        (lc, "lc-embed-documents-str", "RagsieveEmbeddings().embed_documents('abc')",
+            "texts must be a list of strings, not a str"),
+        (lc, "lc-embed-query-none", "RagsieveEmbeddings().embed_query(None)",
+            "text must be a string"),
+        (lc, "lc-embed-query-surrogate", "RagsieveEmbeddings().embed_query('\\ud800')",
+            "lone surrogate"),
         (lc, "lc-embeddings-model-int", "RagsieveEmbeddings(5)", "model must be an embedder name"),
-        (
-            lc,
-            "lc-compress-query-none",
+        (lc, "lc-compress-query-none",
             "RagsieveCompressor().compress_documents([Document(T)], None)",
-            "query must be a string",
-        ),
-        (
-            lc,
-            "lc-compress-query-blank",
-            "RagsieveCompressor().compress_documents([Document(T)], ' ')",
-            "query is empty",
-        ),
-        (
-            lc,
-            "lc-compress-docs-none",
-            "RagsieveCompressor().compress_documents(None, Q)",
-            "documents must be a list",
-        ),
-        (
-            lc,
-            "lc-compress-docs-str",
-            "RagsieveCompressor().compress_documents('abc', Q)",
-            "not a str",
-        ),
-        (
-            lc,
-            "lc-compress-doc-str",
-            "RagsieveCompressor().compress_documents([T], Q)",
-            "documents[0] must be a",
-        ),
-        (
-            lc,
-            "lc-compressor-budget-true",
-            "RagsieveCompressor(budget=True)",
-            "budget must be a positive integer",
-        ),
+            "query must be a string"),
+        (lc, "lc-compress-query-blank",
+            "RagsieveCompressor().compress_documents([Document(T)], ' ')", "query is empty"),
+        (lc, "lc-compress-docs-none", "RagsieveCompressor().compress_documents(None, Q)",
+            "documents must be a list"),
+        (lc, "lc-compress-docs-str", "RagsieveCompressor().compress_documents('abc', Q)",
+            "not a str"),
+        (lc, "lc-compress-doc-str", "RagsieveCompressor().compress_documents([T], Q)",
+            "documents[0] must be a"),
+        (lc, "lc-compressor-budget-true", "RagsieveCompressor(budget=True)",
+            "budget must be a positive integer"),
         (lc, "lc-compressor-budget-str", "RagsieveCompressor(budget='x')", "budget must be"),
         (lc, "lc-compressor-method-int", "RagsieveCompressor(5)", "method must be"),
         (lc, "lc-retriever-index-none", "RagsieveRetriever(index=None)", "index must be a str"),
         (lc, "lc-retriever-k-true", "RagsieveRetriever(index='{idx}', k=True)", "k must be"),
-        (
-            lc,
-            "lc-retriever-query-none",
-            "RagsieveRetriever(index='{idx}').invoke(None)",
-            "query must be a string",
-        ),
-        (
-            li,
-            "li-postprocess-query-none",
-            "RagsievePostprocessor().postprocess_nodes(N, query_str=None)",
-            "needs the query",
-        ),
-        (
-            li,
-            "li-postprocess-query-missing",
-            "RagsievePostprocessor().postprocess_nodes(N)",
-            "needs the query",
-        ),
-        (
-            li,
-            "li-postprocess-query-blank",
-            "RagsievePostprocessor().postprocess_nodes(N, query_str='')",
-            "query_str is empty",
-        ),
-        (
-            li,
-            "li-postprocess-query-int",
+        (lc, "lc-retriever-query-none", "RagsieveRetriever(index='{idx}').invoke(None)",
+            "query must be a string"),
+        (li, "li-postprocess-query-none",
+            "RagsievePostprocessor().postprocess_nodes(N, query_str=None)", "needs the query"),
+        (li, "li-postprocess-query-missing", "RagsievePostprocessor().postprocess_nodes(N)",
+            "needs the query"),
+        (li, "li-postprocess-query-blank",
+            "RagsievePostprocessor().postprocess_nodes(N, query_str='')", "query_str is empty"),
+        (li, "li-postprocess-query-int",
             "RagsievePostprocessor().postprocess_nodes(N, query_str=5)",
-            "query_str must be a string",
-        ),
-        (
-            li,
-            "li-postprocess-nodes-none",
-            "RagsievePostprocessor().postprocess_nodes(None, query_str=Q)",
-            "nodes must be a list",
-        ),
-        (
-            li,
-            "li-postprocess-textnode",
+            "query_str must be a string"),
+        (li, "li-postprocess-nodes-none",
+            "RagsievePostprocessor().postprocess_nodes(None, query_str=Q)", "nodes must be a list"),
+        (li, "li-postprocess-textnode",
             "RagsievePostprocessor().postprocess_nodes([N[0].node], query_str=Q)",
-            "nodes[0] must be a",
-        ),
+            "nodes[0] must be a"),
         (li, "li-postprocessor-budget-str", "RagsievePostprocessor(budget='x')", "budget must be"),
-        (
-            li,
-            "li-embedding-none-item",
-            "RagsieveEmbedding().get_text_embedding_batch([None])",
-            "texts[0] must be a string",
-        ),
-        (
-            li,
-            "li-embedding-query-none",
-            "RagsieveEmbedding().get_query_embedding(None)",
-            "query must be a string",
-        ),
+        (li, "li-embedding-none-item", "RagsieveEmbedding().get_text_embedding_batch([None])",
+            "texts[0] must be a string"),
+        (li, "li-embedding-query-none", "RagsieveEmbedding().get_query_embedding(None)",
+            "query must be a string"),
         (li, "li-embedding-model-int", "RagsieveEmbedding(model_name=5)", "model_name"),
-        (
-            li,
-            "li-retriever-query-none",
-            "RagsieveRetriever('{idx}').retrieve(None)",
-            "query must be a string",
-        ),
-        (
-            hs,
-            "hs-ranker-query-none",
-            "RagsieveRanker().run(None, [Document(content=T)])",
-            "query must be a string",
-        ),
-        (
-            hs,
-            "hs-ranker-query-blank",
-            "RagsieveRanker().run(' ', [Document(content=T)])",
-            "query is empty",
-        ),
+        (li, "li-retriever-query-none", "RagsieveRetriever('{idx}').retrieve(None)",
+            "query must be a string"),
+        (hs, "hs-ranker-query-none", "RagsieveRanker().run(None, [Document(content=T)])",
+            "query must be a string"),
+        (hs, "hs-ranker-query-blank", "RagsieveRanker().run(' ', [Document(content=T)])",
+            "query is empty"),
         (hs, "hs-ranker-docs-str", "RagsieveRanker().run(Q, 'abc')", "documents must be a list"),
         (hs, "hs-ranker-docs-none", "RagsieveRanker().run(Q, None)", "documents must be a list"),
         (hs, "hs-ranker-doc-str", "RagsieveRanker().run(Q, [T])", "documents[0] must be a"),
         (hs, "hs-ranker-budget-true", "RagsieveRanker(budget=True)", "budget must be"),
         (hs, "hs-ranker-index-dir-int", "RagsieveRanker('full', index_dir=5)", "index_dir must be"),
         (hs, "hs-retriever-index-none", "RagsieveRetriever(index=None)", "index must be a str"),
-        (
-            hs,
-            "hs-retriever-query-none",
-            "RagsieveRetriever(index='{idx}').run(None)",
-            "query must be a string",
-        ),
+        (hs, "hs-retriever-query-none", "RagsieveRetriever(index='{idx}').run(None)",
+            "query must be a string"),
     ]
     out = [
         Case("adapters45", n, [], 2, python=HEAD + imp + call, fragment=frag)
@@ -358,6 +268,7 @@ def _adapter_cases() -> list[Case]:
         check=_printed("{'documents': []}"),
     )
     return [*out, none]
+# fmt: on
 
 
 def cases() -> list[Case]:

@@ -152,6 +152,7 @@ def _docx_as_html(p: Path) -> None:
     os.unlink(p.with_suffix(".tmp.docx"))
 
 
+# fmt: off
 def cases() -> list[Case]:
     c: list[Case] = []
     add = c.append
@@ -171,38 +172,17 @@ def cases() -> list[Case]:
     ]
     for name, rel, make, suffix in good_named:
         arg = os.fsdecode(b"{tmp}/" + rel) if isinstance(rel, bytes) else "{tmp}/" + rel
-        add(
-            Case(
-                area,
-                f"named: {name}",
-                ["index", arg, *I],
-                0,
-                _file(rel, make),
-                timeout=300,
-                check=_indexed(suffix, total=1),
-            )
-        )
+        add(Case(area, f"named: {name}", ["index", arg, *I], 0, _file(rel, make), timeout=300,
+            check=_indexed(suffix, total=1)))
     bad_named: list[tuple[str, str, Make, str]] = [
         ("docx zip bomb (400 MB document.xml)", "bomb.docx", _bomb(400), "zip bomb"),
         ("docx bomb under the total cap (60 MB, ratio)", "ratio.docx", _bomb(60), "zip bomb"),
-        (
-            "docx declaring 3 GB",
-            "huge.docx",
-            lambda p: h.zip_declaring(p, 3_000_000_000),
-            "limit 200 MB",
-        ),
-        (
-            "docx whose header lies small",
-            "lie.docx",
-            lambda p: h.zip_declaring(h.docx_bomb(p, mb=50), 1000),
-            "cannot read this DOCX",
-        ),
-        (
-            "docx that is not a zip",
-            "plain.docx",
-            _writes(b"plain text, not a zip"),
-            "not a zip archive",
-        ),
+        ("docx declaring 3 GB", "huge.docx", lambda p: h.zip_declaring(p, 3_000_000_000),
+            "limit 200 MB"),
+        ("docx whose header lies small", "lie.docx",
+            lambda p: h.zip_declaring(h.docx_bomb(p, mb=50), 1000), "cannot read this DOCX"),
+        ("docx that is not a zip", "plain.docx", _writes(b"plain text, not a zip"),
+            "not a zip archive"),
         ("docx that is a PDF", "pdf.docx", _pdf_in_docx, "not a zip archive"),
         ("truncated docx", "cut.docx", _truncated_docx, "DOCX"),
         ("zero-byte docx", "zero.docx", _writes(b""), "is empty"),
@@ -217,42 +197,15 @@ def cases() -> list[Case]:
         ("zip of 10,001 parts named .docx", "many.docx", _many_parts, "parts"),
     ]
     for name, rel, make, fragment in bad_named:
-        add(
-            Case(
-                area,
-                f"named: {name}",
-                ["index", "{tmp}/" + rel, *I],
-                2,
-                _file(rel, make),
-                timeout=300,
-                fragment=fragment,
-            )
-        )
+        add(Case(area, f"named: {name}", ["index", "{tmp}/" + rel, *I], 2, _file(rel, make),
+            timeout=300, fragment=fragment))
     # --- the same files inside a folder: exit 0, good files indexed, bad ones warned
     for name, rel, make, _ in bad_named:
-        add(
-            Case(
-                area,
-                f"folder with a {name}",
-                ["index", "{tmp}/d", *I],
-                0,
-                _folder([(rel, make)]),
-                timeout=300,
-                check=_indexed("good.pdf", "good.docx", "good.html", total=3),
-            )
-        )
+        add(Case(area, f"folder with a {name}", ["index", "{tmp}/d", *I], 0, _folder([(rel, make)]),
+            timeout=300, check=_indexed("good.pdf", "good.docx", "good.html", total=3)))
     for name, rel, make, suffix in good_named[:6]:
-        add(
-            Case(
-                area,
-                f"folder with a {name}",
-                ["index", "{tmp}/d", *I],
-                0,
-                _folder([(rel, make)]),
-                timeout=300,
-                check=_indexed("good.pdf", suffix, total=4),
-            )
-        )
+        add(Case(area, f"folder with a {name}", ["index", "{tmp}/d", *I], 0, _folder([(rel, make)]),
+            timeout=300, check=_indexed("good.pdf", suffix, total=4)))
     add(
         Case(
             area,
@@ -267,28 +220,14 @@ def cases() -> list[Case]:
             check=_indexed("good.pdf", "good.docx", "good.html", "\\xff.pdf", "gap.html", total=5),
         )
     )
-    add(
-        Case(
-            area,
-            "new index from a folder of only bad files",
-            ["index", "{tmp}/d", "--index", "{tmp}/new"],
-            2,
-            _file("d/enc.pdf", h.encrypted_pdf),
-            fragment="no readable documents",
-        )
-    )
-    add(
-        Case(
-            area,
-            "index --json with a non-UTF-8 docx skipped",
-            ["index", "{tmp}/d", *I, "--json"],
-            0,
-            _folder([(b"\xff\xfe.docx", _writes(b"not a zip"))]),
-            timeout=300,
-            check=_indexed("good.pdf", total=3),
-        )
-    )
+    add(Case(area, "new index from a folder of only bad files",
+        ["index", "{tmp}/d", "--index", "{tmp}/new"], 2, _file("d/enc.pdf", h.encrypted_pdf),
+        fragment="no readable documents"))
+    add(Case(area, "index --json with a non-UTF-8 docx skipped", ["index", "{tmp}/d", *I, "--json"],
+        0, _folder([(b"\xff\xfe.docx", _writes(b"not a zip"))]), timeout=300,
+        check=_indexed("good.pdf", total=3)))
     return c
+# fmt: on
 
 
 def _many_parts(p: Path) -> None:

@@ -176,6 +176,7 @@ def _without(*rels: str) -> set[str]:
 
 
 # ----------------------------------------------------------------------------- rm
+# fmt: off
 def _rm_cases() -> list[Case]:
     c: list[Case] = []
 
@@ -199,73 +200,33 @@ def _rm_cases() -> list[Case]:
     add("empty name beside a real one", [f"{T}/c.txt", ""], 2, ALL, fragment="nothing was removed")
     add("star stays in one folder", [f"{T}/d/*.md"], 0, _without("d/a.md", "d/a1.md", "d/a[1].md"))
     add("bracket name taken literally", [f"{T}/d/a[1].md"], 0, _without("d/a[1].md"))
-    add(
-        "bracket name gone from disk, still indexed",
-        [f"{T}/d/a[1].md"],
-        0,
-        _without("d/a[1].md"),
-        setup=_built(then=[_unlink("docs/d/a[1].md")]),
-    )
+    add("bracket name gone from disk, still indexed", [f"{T}/d/a[1].md"], 0, _without("d/a[1].md"),
+        setup=_built(then=[_unlink("docs/d/a[1].md")]))
     add("question mark glob", [f"{T}/d/a?.md"], 0, _without("d/a1.md"))
-    add(
-        "double star crosses folders",
-        [f"{T}/d/**/*.md"],
-        0,
-        _without("d/a.md", "d/a1.md", "d/a[1].md", "d/sub/b.md", "d/sub/deep/e.md"),
-    )
-    add(
-        "trailing double star",
-        [f"{T}/d/**"],
-        0,
-        _without("d/a.md", "d/a1.md", "d/a[1].md", "d/sub/b.md", "d/sub/deep/e.md"),
-    )
+    add("double star crosses folders", [f"{T}/d/**/*.md"], 0,
+        _without("d/a.md", "d/a1.md", "d/a[1].md", "d/sub/b.md", "d/sub/deep/e.md"))
+    add("trailing double star", [f"{T}/d/**"], 0,
+        _without("d/a.md", "d/a1.md", "d/a[1].md", "d/sub/b.md", "d/sub/deep/e.md"))
     add("nested glob one level", [f"{T}/d/*/*.md"], 0, _without("d/sub/b.md"))
-    add(
-        "star at the top", [f"{T}/*"], 0, _without("c.txt") - {"docs/r.jsonl#r1", "docs/r.jsonl#r2"}
-    )
-    add(
-        "glob ending in slash: folders",
-        [f"{T}/d/*/"],
-        0,
-        _without("d/sub/b.md", "d/sub/deep/e.md"),
-    )
-    add(
-        "folder with trailing slash",
-        [f"{T}/d/"],
-        0,
-        _without("d/a.md", "d/a1.md", "d/a[1].md", "d/sub/b.md", "d/sub/deep/e.md"),
-    )
+    add("star at the top", [f"{T}/*"], 0,
+        _without("c.txt") - {"docs/r.jsonl#r1", "docs/r.jsonl#r2"})
+    add("glob ending in slash: folders", [f"{T}/d/*/"], 0,
+        _without("d/sub/b.md", "d/sub/deep/e.md"))
+    add("folder with trailing slash", [f"{T}/d/"], 0,
+        _without("d/a.md", "d/a1.md", "d/a[1].md", "d/sub/b.md", "d/sub/deep/e.md"))
     add("dot-dot in the path", [f"{T}/d/sub/../a.md"], 0, _without("d/a.md"))
-    add(
-        "folder named by dot",
-        [f"{T}/d/sub/."],
-        0,
-        _without("d/sub/b.md", "d/sub/deep/e.md"),
-    )
-    add(
-        "folder named by dot-dot",
-        [f"{T}/d/sub/deep/.."],
-        0,
-        _without("d/sub/b.md", "d/sub/deep/e.md"),
-    )
+    add("folder named by dot", [f"{T}/d/sub/."], 0, _without("d/sub/b.md", "d/sub/deep/e.md"))
+    add("folder named by dot-dot", [f"{T}/d/sub/deep/.."], 0,
+        _without("d/sub/b.md", "d/sub/deep/e.md"))
     add("folder named like a glob", [f"{T}/g/[x]"], 0, _without("g/[x]/in.md"))
     add("file named star taken literally", [f"{T}/star/*.md"], 0, _without("star/*.md"))
     add("file named with question mark", [f"{T}/q/f?.md"], 0, _without("q/f?.md"))
     add("record id", [f"{T}/r.jsonl#r1"], 0, ALL - {"docs/r.jsonl#r1"})
-    add(
-        "JSONL file: all its records",
-        [f"{T}/r.jsonl"],
-        0,
-        ALL - {"docs/r.jsonl#r1", "docs/r.jsonl#r2"},
-    )
+    add("JSONL file: all its records", [f"{T}/r.jsonl"], 0,
+        ALL - {"docs/r.jsonl#r1", "docs/r.jsonl#r2"})
     add("unknown record id", [f"{T}/r.jsonl#r9"], 0, ALL)
-    add(
-        "removing twice",
-        [f"{T}/d/a.md"],
-        0,
-        _without("d/a.md"),
-        setup=_built(then=[_remove_now("docs/d/a.md")]),
-    )
+    add("removing twice", [f"{T}/d/a.md"], 0, _without("d/a.md"),
+        setup=_built(then=[_remove_now("docs/d/a.md")]))
     add("name not in the index", [f"{T}/nope.md"], 0, ALL)
     add("glob matching nothing", [f"{T}/zz*"], 0, ALL)
     add("unbalanced bracket", [f"{T}/d/a[.md"], 0, ALL)
@@ -278,36 +239,15 @@ def _rm_cases() -> list[Case]:
     add("a name of 100,000 characters", [f"{T}/" + "n" * 100_000], 0, ALL)
     add("a glob of 40,000 characters", [f"{T}/d/" + "*a" * 20_000], 0, ALL)
     add("many double stars", [T + "/" + "**/" * 200 + "e.md"], 0, _without("d/sub/deep/e.md"))
-    add(
-        "symlink name removes its target",
-        [f"{T}/alias.md"],
-        0,
-        _without("d/a.md"),
-        setup=_built(links={"docs/alias.md": "docs/d/a.md"}),
-    )
-    add(
-        "symlink loop name",
-        [f"{T}/loop.md"],
-        0,
-        ALL,
-        setup=_built(links={"docs/loop.md": "docs/loop.md"}),
-    )
-    add(
-        "output names what it removed",
-        [f"{T}/q/fa.md"],
-        0,
-        _without("q/fa.md"),
-        out_has="removed 1 document: {tmp}/docs/q/fa.md",
-    )
+    add("symlink name removes its target", [f"{T}/alias.md"], 0, _without("d/a.md"),
+        setup=_built(links={"docs/alias.md": "docs/d/a.md"}))
+    add("symlink loop name", [f"{T}/loop.md"], 0, ALL,
+        setup=_built(links={"docs/loop.md": "docs/loop.md"}))
+    add("output names what it removed", [f"{T}/q/fa.md"], 0, _without("q/fa.md"),
+        out_has="removed 1 document: {tmp}/docs/q/fa.md")
     many = {f"m/n{i:02}.md": f"Note {i} about newts.\n" for i in range(14)}
-    add(
-        "many removed: the first ten and a count",
-        [f"{T}/m"],
-        0,
-        set(),
-        setup=_built(files=many),
-        out_has="and 4 more (--json lists them all)",
-    )
+    add("many removed: the first ten and a count", [f"{T}/m"], 0, set(), setup=_built(files=many),
+        out_has="and 4 more (--json lists them all)")
     # Relative names, from inside {tmp}/docs (the CLI run there).
     rel = [
         ("relative star", ["d/*.md"], _without("d/a.md", "d/a1.md", "d/a[1].md")),
@@ -317,42 +257,20 @@ def _rm_cases() -> list[Case]:
         ("relative star alone", ["*"], _without("c.txt") - {"docs/r.jsonl#r1", "docs/r.jsonl#r2"}),
     ]
     for name, args, left in rel:
-        c.append(
-            Case(
-                "rm45",
-                name,
-                [],
-                0,
-                _built(),
-                python=_in("{tmp}/docs", "rm", *args, "--index", "{tmp}/i2"),
-                check=_left(left),
-            )
-        )
-    c.append(
-        Case(
-            "rm45",
-            "relative glob against the base index",
-            [],
-            0,
-            python=_in(str(REPO), "rm", "examples/corpus/h*.md", "--index", "{idx}"),
-            check=_base_left(3),
-        )
-    )
-    c.append(
-        Case(
-            "rm45",
-            "empty name against the base index from the repo root",
-            [],
-            2,
-            python=_in(str(REPO), "rm", "", "--index", "{idx}"),
-            fragment="names no document",
-            check=_base_left(4),
-        )
-    )
+        c.append(Case("rm45", name, [], 0, _built(),
+            python=_in("{tmp}/docs", "rm", *args, "--index", "{tmp}/i2"), check=_left(left)))
+    c.append(Case("rm45", "relative glob against the base index", [], 0,
+        python=_in(str(REPO), "rm", "examples/corpus/h*.md", "--index", "{idx}"),
+        check=_base_left(3)))
+    c.append(Case("rm45", "empty name against the base index from the repo root", [], 2,
+        python=_in(str(REPO), "rm", "", "--index", "{idx}"), fragment="names no document",
+        check=_base_left(4)))
     return c
+# fmt: on
 
 
 # ----------------------------------------------------------------------------- sync
+# fmt: off
 def _sync_cases() -> list[Case]:
     c: list[Case] = []
     reindex = ["index", "{tmp}/docs", *I2]
@@ -380,37 +298,21 @@ def _sync_cases() -> list[Case]:
     base = {"docs/a.md", "docs/sub/b.md"}
     add("a deleted file leaves", _built(small, then=[_unlink("docs/a.md")]), {"docs/sub/b.md"})
     add("a deleted subfolder leaves", _built(small, then=[_rmtree("docs/sub")]), {"docs/a.md"})
-    add(
-        "symlink loop in the folder",
+    add("symlink loop in the folder",
         _built(small, then=[lambda t: (t / "docs" / "loop.md").symlink_to(t / "docs" / "loop.md")]),
-        base,
-    )
-    add(
-        "two-link loop in the folder",
-        _built(small, {"docs/loopA": "docs/loopB", "docs/loopB": "docs/loopA"}),
-        base,
-    )
-    add(
-        "symlink loop as a subfolder name",
-        _built(small, {"docs/sub/deeper": "docs/sub/deeper"}),
-        base,
-    )
-    add(
-        "deleted symlink drops its target",
-        with_outside({"docs/link.md": "elsewhere/t.md"}, [_unlink("docs/link.md")]),
-        base,
-        out_has="removed 1 document whose file has left",
-    )
-    add(
-        "symlink kept keeps its target",
-        with_outside({"docs/link.md": "elsewhere/t.md"}, []),
-        base | {"elsewhere/t.md"},
-    )
-    add(
-        "dangling symlink keeps its document",
+        base)
+    add("two-link loop in the folder",
+        _built(small, {"docs/loopA": "docs/loopB", "docs/loopB": "docs/loopA"}), base)
+    add("symlink loop as a subfolder name", _built(small, {"docs/sub/deeper": "docs/sub/deeper"}),
+        base)
+    add("deleted symlink drops its target",
+        with_outside({"docs/link.md": "elsewhere/t.md"}, [_unlink("docs/link.md")]), base,
+        out_has="removed 1 document whose file has left")
+    add("symlink kept keeps its target", with_outside({"docs/link.md": "elsewhere/t.md"}, []),
+        base | {"elsewhere/t.md"})
+    add("dangling symlink keeps its document",
         with_outside({"docs/link.md": "elsewhere/t.md"}, [_unlink("elsewhere/t.md")]),
-        base | {"elsewhere/t.md"},
-    )
+        base | {"elsewhere/t.md"})
     add(
         "retargeted symlink",
         with_outside(
@@ -426,33 +328,16 @@ def _sync_cases() -> list[Case]:
         ),
         base | {"elsewhere/t.md"},
     )
-    add(
-        "symlink to a file in the folder: one document",
-        _built(small, {"docs/alias.md": "docs/a.md"}, index=False),
-        base,
-    )
-    add(
-        "deleted symlink with --keep-missing",
+    add("symlink to a file in the folder: one document",
+        _built(small, {"docs/alias.md": "docs/a.md"}, index=False), base)
+    add("deleted symlink with --keep-missing",
         with_outside({"docs/link.md": "elsewhere/t.md"}, [_unlink("docs/link.md")]),
-        base | {"elsewhere/t.md"},
-        args=[*reindex, "--keep-missing"],
-    )
-    add(
-        "folder given through a symlinked path",
-        _built(
-            small,
-            {"via": "docs"},
-            [_unlink("docs/a.md")],
-        ),
-        {"docs/sub/b.md"},
-        args=["index", "{tmp}/via", *I2],
-    )
-    add(
-        "folder given with dot-dot",
-        _built(small, then=[_unlink("docs/a.md")]),
-        {"docs/sub/b.md"},
-        args=["index", "{tmp}/docs/sub/..", *I2],
-    )
+        base | {"elsewhere/t.md"}, args=[*reindex, "--keep-missing"])
+    add("folder given through a symlinked path",
+        _built(small, {"via": "docs"}, [_unlink("docs/a.md")]), {"docs/sub/b.md"},
+        args=["index", "{tmp}/via", *I2])
+    add("folder given with dot-dot", _built(small, then=[_unlink("docs/a.md")]), {"docs/sub/b.md"},
+        args=["index", "{tmp}/docs/sub/..", *I2])
     add(
         "only the folder given is synced",
         _built(
@@ -467,18 +352,15 @@ def _sync_cases() -> list[Case]:
         args=["index", "{tmp}/docs/sub", *I2],
     )
     recs = {"r.jsonl": '{"id": "r1", "text": "Ravens."}\n{"id": "r2", "text": "Rooks."}\n'}
-    add(
-        "a record that left its JSONL file",
+    add("a record that left its JSONL file",
         _built(recs, then=[_write("docs/r.jsonl", '{"id": "r1", "text": "Ravens."}\n')]),
-        {"docs/r.jsonl#r1"},
-    )
-    add(
-        "a JSONL file that turned invalid keeps its records",
+        {"docs/r.jsonl#r1"})
+    add("a JSONL file that turned invalid keeps its records",
         _built({**recs, **small}, then=[_write("docs/r.jsonl", "{not json\n")]),
-        {"docs/r.jsonl#r1", "docs/r.jsonl#r2"} | base,
-    )
+        {"docs/r.jsonl#r1", "docs/r.jsonl#r2"} | base)
     c.extend(_unreadable_cases())
     return c
+# fmt: on
 
 
 def _nobody_cli() -> list[str] | None:
@@ -513,15 +395,14 @@ def _nobody_cli() -> list[str] | None:
     return None
 
 
+# fmt: off
 def _unreadable_cases() -> list[Case]:
     """Re-indexing a folder whose subfolder (or file) the user cannot read keeps its documents
     (run as uid 65534 when we are root: root reads a mode-000 folder anyway)."""
     cli = _nobody_cli()
     if cli is None:
-        print(
-            "sweep_rm: no unprivileged user to run as; unreadable-folder cases left out",
-            file=sys.stderr,
-        )
+        print("sweep_rm: no unprivileged user to run as; unreadable-folder cases left out",
+            file=sys.stderr)
         return []
     files = {
         "a.md": "# A\n\nAlpacas hum.\n",
@@ -579,12 +460,10 @@ def _unreadable_cases() -> list[Case]:
         ("unlistable subfolder (100) keeps its documents", "sub", 0o100),
         ("unreadable file (000) keeps its document", "sub/b.md", 0o000),
     ]:
-        out.append(
-            Case(
-                "sync45", name, [], 0, setup(mode_of, mode), python=code(mode_of), check=_left(keep)
-            )
-        )
+        out.append(Case("sync45", name, [], 0, setup(mode_of, mode), python=code(mode_of),
+            check=_left(keep)))
     return out
+# fmt: on
 
 
 # ----------------------------------------------------------------------------- disk full
@@ -662,6 +541,7 @@ def _intact_after_full(tmp: Path, idx: Path, out: str) -> str:
         subprocess.run(["umount", "-l", str(disk)], capture_output=True, timeout=60)
 
 
+# fmt: off
 def _disk_cases() -> list[Case]:
     if os.geteuid() != 0 or shutil.which("mount") is None:
         print("sweep_rm: not root: the disk-full cases (a tmpfs) are left out", file=sys.stderr)
@@ -671,18 +551,12 @@ def _disk_cases() -> list[Case]:
     voyager = str(REPO / "examples" / "corpus" / "voyager.md")
     runs = [
         ("index a new file on a full disk", ["index", "{tmp}/more", *ix], frag),
-        (
-            "index --force on a full disk",
-            ["index", str(REPO / "examples" / "corpus"), *ix, "--force"],
-            frag,
-        ),
+        ("index --force on a full disk",
+            ["index", str(REPO / "examples" / "corpus"), *ix, "--force"], frag),
         ("rm on a full disk", ["rm", voyager, *ix], frag),
         ("rm a glob on a full disk", ["rm", str(REPO / "examples" / "corpus" / "*.md"), *ix], frag),
-        (
-            "create an index on a full disk",
-            ["index", "{tmp}/more", "--index", "{tmp}/disk/new"],
-            "no space left on the device",
-        ),
+        ("create an index on a full disk", ["index", "{tmp}/more", "--index", "{tmp}/disk/new"],
+            "no space left on the device"),
     ]
     return [
         Case(
@@ -697,6 +571,7 @@ def _disk_cases() -> list[Case]:
         )
         for name, args, f in runs
     ]
+# fmt: on
 
 
 def cases() -> list[Case]:

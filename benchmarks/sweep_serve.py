@@ -59,111 +59,59 @@ def _serve_config(name: str, table: str, fragment: str, *dirs: str, **kw: Any) -
     )
 
 
+# fmt: off
 def config_cases() -> list[Case]:
     c = _serve_config
     return [
-        c(
-            "tagger model folder missing",
-            'name = "tagger"\nmodel = "{tmp}/nope"',
-            "/nope/model.onnx",
-        ),
+        c("tagger model folder missing", 'name = "tagger"\nmodel = "{tmp}/nope"',
+            "/nope/model.onnx"),
         c("tagger model folder empty", 'name = "tagger"\nmodel = "{tmp}/e"', "/e/model.onnx", "e"),
-        c(
-            "tagger folder without tokenizer",
-            'name = "tagger"\nmodel = "{tmp}/h"',
-            "/h/tokenizer.json",
-            files={"h/model.onnx": "x"},
-        ),
-        c(
-            "tagger folder without model",
-            'name = "tagger"\nmodel = "{tmp}/t"',
-            "/t/model.onnx",
-            files={"t/tokenizer.json": "{}"},
-        ),
-        c(
-            "tagger model is a file",
-            'name = "tagger"\nmodel = "{tmp}/f.onnx"',
-            "f.onnx/model.onnx",
-            files={"f.onnx": "x"},
-        ),
+        c("tagger folder without tokenizer", 'name = "tagger"\nmodel = "{tmp}/h"',
+            "/h/tokenizer.json", files={"h/model.onnx": "x"}),
+        c("tagger folder without model", 'name = "tagger"\nmodel = "{tmp}/t"', "/t/model.onnx",
+            files={"t/tokenizer.json": "{}"}),
+        c("tagger model is a file", 'name = "tagger"\nmodel = "{tmp}/f.onnx"', "f.onnx/model.onnx",
+            files={"f.onnx": "x"}),
         c("tagger model NUL byte", 'name = "tagger"\nmodel = "a\\u0000b"', "a\\x00b/model.onnx"),
         c("tagger model 5000-char name", f'name = "tagger"\nmodel = "{"n" * 5000}"', "nnnn"),
-        c(
-            "tagger model under ~",
-            'name = "tagger"\nmodel = "~/no-such-ragsieve-tagger"',
-            "no-such-ragsieve-tagger/model.onnx",
-        ),
-        c(
-            "agent_dir under an unknown user's ~",
+        c("tagger model under ~", 'name = "tagger"\nmodel = "~/no-such-ragsieve-tagger"',
+            "no-such-ragsieve-tagger/model.onnx"),
+        c("agent_dir under an unknown user's ~",
             'name = "carrot"\nagent = true\nagent_dir = "~no-such-user-ragsieve/a"',
-            "~no-such-user-ragsieve/a/agent.npz is missing",
-        ),
+            "~no-such-user-ragsieve/a/agent.npz is missing"),
         c("full tagger_model missing", 'name = "full"\ntagger_model = "{tmp}/x"', "tagger_model="),
-        c(
-            "full tagger_model with unit=passage",
-            'name = "full"\nunit = "passage"\ntagger_model = "{tmp}/x"',
-            "/x/model.onnx",
-        ),
-        c(
-            "carrot agent_dir missing",
-            'name = "carrot"\nagent = true\nagent_dir = "{tmp}/a"',
-            "/a/agent.npz",
-        ),
-        c(
-            "carrot agent_dir empty",
-            'name = "carrot"\nagent = true\nagent_dir = "{tmp}/a"',
-            "/a/agent.npz",
-            "a",
-        ),
-        c(
-            "carrot agent_dir without agent.json",
-            'name = "carrot"\nagent = true\nagent_dir = "{tmp}/a"',
-            "/a/agent.json",
-            files={"a/agent.npz": "x"},
-        ),
-        c(
-            "sage reranker cross-encoder:DIR missing",
-            'name = "sage"\nreranker = "cross-encoder:{tmp}/ce"',
-            "/ce/model.onnx",
-        ),
-        c(
-            "naive reranker cross-encoder-fp32:DIR empty",
-            'name = "naive"\nreranker = "cross-encoder-fp32:{tmp}/ce"',
-            "/ce/model_fp32.onnx",
-            "ce",
-        ),
-        c(
-            "naive reranker folder path missing",
-            'name = "naive"\nreranker = "{tmp}/st-model"',
-            "/st-model, but its file",
-        ),
-        c(
-            "full scorer cross-encoder:DIR missing",
-            'name = "full"\nscorer = "cross-encoder:{tmp}/ce"',
-            "uses scorer=cross-encoder:",
-        ),
-        c(
-            "carrot scorer cross-encoder:DIR missing",
-            'name = "carrot"\nscorer = "cross-encoder:{tmp}/ce"',
-            "/ce/model.onnx",
-        ),
-        c(
-            "saki judge llm local GGUF missing",
+        c("full tagger_model with unit=passage",
+            'name = "full"\nunit = "passage"\ntagger_model = "{tmp}/x"', "/x/model.onnx"),
+        c("carrot agent_dir missing", 'name = "carrot"\nagent = true\nagent_dir = "{tmp}/a"',
+            "/a/agent.npz"),
+        c("carrot agent_dir empty", 'name = "carrot"\nagent = true\nagent_dir = "{tmp}/a"',
+            "/a/agent.npz", "a"),
+        c("carrot agent_dir without agent.json",
+            'name = "carrot"\nagent = true\nagent_dir = "{tmp}/a"', "/a/agent.json",
+            files={"a/agent.npz": "x"}),
+        c("sage reranker cross-encoder:DIR missing",
+            'name = "sage"\nreranker = "cross-encoder:{tmp}/ce"', "/ce/model.onnx"),
+        c("naive reranker cross-encoder-fp32:DIR empty",
+            'name = "naive"\nreranker = "cross-encoder-fp32:{tmp}/ce"', "/ce/model_fp32.onnx",
+            "ce"),
+        c("naive reranker folder path missing", 'name = "naive"\nreranker = "{tmp}/st-model"',
+            "/st-model, but its file"),
+        c("full scorer cross-encoder:DIR missing",
+            'name = "full"\nscorer = "cross-encoder:{tmp}/ce"', "uses scorer=cross-encoder:"),
+        c("carrot scorer cross-encoder:DIR missing",
+            'name = "carrot"\nscorer = "cross-encoder:{tmp}/ce"', "/ce/model.onnx"),
+        c("saki judge llm local GGUF missing",
             'name = "saki"\njudge = "llm"\nllm = "local:{tmp}/m.gguf"',
-            "uses judge=llm (an LLM), but its file",
-            extra=["--llm", "local:{tmp}/m.gguf"],
-        ),
-        c(
-            "saki judge llm other than --llm",
-            f'name = "saki"\njudge = "llm"\nllm = "{LLM}"',
-            "judges with llm=openai:",
-        ),
+            "uses judge=llm (an LLM), but its file", extra=["--llm", "local:{tmp}/m.gguf"]),
+        c("saki judge llm other than --llm", f'name = "saki"\njudge = "llm"\nllm = "{LLM}"',
+            "judges with llm=openai:"),
         c("tagger threshold not a number", 'name = "tagger"\nthreshold = "high"', "threshold"),
         c("tagger hops 3", 'name = "tagger"\nhops = 3', "hops must be 1 or 2"),
         c("unknown method", 'name = "nope"', "unknown method"),
         c("unknown option", 'name = "tagger"\nmodle = "{tmp}/x"', "unknown option(s) modle"),
         c("carrot agent not a bool", 'name = "carrot"\nagent = "yes"', "agent"),
     ]
+# fmt: on
 
 
 # ----------------------------------------------------------------------------- HTTP
@@ -251,15 +199,13 @@ def _every(method: str, fragment: str) -> list[Check]:
     ]
 
 
+# fmt: off
 def http_cases() -> list[Case]:
     bm25 = ["--rerankers", "bm25"]
     h = _http
     return [
-        h(
-            "sage's default ensemble refused on every endpoint (--rerankers bm25)",
-            bm25,
-            _every("sage", "method sage uses reranker=ensemble by default, " + REFUSED),
-        ),
+        h("sage's default ensemble refused on every endpoint (--rerankers bm25)", bm25,
+            _every("sage", "method sage uses reranker=ensemble by default, " + REFUSED)),
         h(
             "saki's default cross-encoder reranker and judge refused",
             bm25,
@@ -287,9 +233,8 @@ def http_cases() -> list[Case]:
             "a reranker named by option or request field refused",
             bm25,
             [
-                _ex(
-                    "naive[reranker=cross-encoder]", 400, "uses reranker=cross-encoder, " + REFUSED
-                ),
+                _ex("naive[reranker=cross-encoder]", 400,
+                    "uses reranker=cross-encoder, " + REFUSED),
                 _ex("naive", 400, "uses reranker=ensemble, " + REFUSED, reranker="ensemble"),
                 _ex("tagger", 400, "reranker=ensemble names a model", reranker="ensemble"),
                 ("/search", {"query": "x", "reranker": "ensemble"}, 400, "names a model"),
@@ -358,8 +303,10 @@ def http_cases() -> list[Case]:
             ],
         ),
     ]
+# fmt: on
 
 
+# fmt: off
 def explain_cases() -> list[Case]:
     """``ragsieve explain`` on the command line calls no LLM either: an LLM judge is refused
     in one line before any model loads (a missing GGUF would otherwise be the error)."""
@@ -367,29 +314,15 @@ def explain_cases() -> list[Case]:
     base = ["explain", q, "--index", "{idx}"]
     frag = "never calls the LLM"
     return [
-        Case(
-            "serve45-explain",
-            "explain saki[judge=llm]",
-            [*base, "--method", "saki[judge=llm]"],
-            2,
-            fragment=frag,
-        ),
-        Case(
-            "serve45-explain",
-            "explain saki[judge=llm] with a missing GGUF",
-            [*base, "--method", "saki[judge=llm,llm=local:/no/such.gguf]"],
-            2,
-            fragment=frag,
-        ),
-        Case(
-            "serve45-explain",
-            "explain --config saki judge=llm",
-            [*base, "--config", "{tmp}/m.toml"],
-            2,
-            setup=_config('name = "saki"\njudge = "llm"'),
-            fragment=frag,
-        ),
+        Case("serve45-explain", "explain saki[judge=llm]", [*base, "--method", "saki[judge=llm]"],
+            2, fragment=frag),
+        Case("serve45-explain", "explain saki[judge=llm] with a missing GGUF",
+            [*base, "--method", "saki[judge=llm,llm=local:/no/such.gguf]"], 2, fragment=frag),
+        Case("serve45-explain", "explain --config saki judge=llm",
+            [*base, "--config", "{tmp}/m.toml"], 2, setup=_config('name = "saki"\njudge = "llm"'),
+            fragment=frag),
     ]
+# fmt: on
 
 
 def cases() -> list[Case]:
