@@ -9,28 +9,20 @@ from typing import Annotated
 
 import typer
 
-from ragsieve.training.cli import (
-    DataOpt,
-    DeviceOpt,
-    SeedOpt,
-    ThreadsOpt,
-    TimeLimitOpt,
-    log,
-    run_options,
-)
+from ragsieve.training import cli as train_cli
 
 
 def train_agent_cmd(
     out: Annotated[Path, typer.Option("--out", help="Output folder (agent.npz, agent.json).")],
-    data_dir: DataOpt = None,
+    data_dir: train_cli.DataOpt = None,
     qasper: Annotated[int, typer.Option(min=0, help="QASPER train queries.")] = 90,
     msmarco: Annotated[int, typer.Option(min=0, help="MS MARCO queries.")] = 90,
     epochs: Annotated[int, typer.Option(min=1, help="Training epochs (paper: 60).")] = 60,
     pairs: Annotated[int, typer.Option(min=32, help="Contrastive pairs per epoch.")] = 6000,
-    seed: SeedOpt = 13,
-    device: DeviceOpt = "cpu",
-    threads: ThreadsOpt = 1,
-    time_limit: TimeLimitOpt = None,
+    seed: train_cli.SeedOpt = 13,
+    device: train_cli.DeviceOpt = "cpu",
+    threads: train_cli.ThreadsOpt = 1,
+    time_limit: train_cli.TimeLimitOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the training record.")] = False,
 ) -> None:
     """Train CARROT's configuration agent from a grid search on training queries (CPU)."""
@@ -40,9 +32,9 @@ def train_agent_cmd(
 
     if qasper + msmarco == 0:
         raise ConfigError("nothing to train on: --qasper and --msmarco are both 0")
-    opts = run_options(seed, device, time_limit, threads)
+    opts = train_cli.run_options(seed, device, time_limit, threads)
     cfg = AgentTrainConfig(qasper=qasper, msmarco=msmarco, epochs=epochs, pairs=pairs)
-    meta = train_agent(out, find_data_dir(data_dir), cfg, log=log, opts=opts)
+    meta = train_agent(out, find_data_dir(data_dir), cfg, log=train_cli.log, opts=opts)
     t = meta["training"]
     if as_json:
         sys.stdout.write(json.dumps(meta, indent=2) + "\n")

@@ -8,18 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ragsieve.cli.common import (
-    JsonOpt,
-    LLMCtxOpt,
-    LLMRetriesOpt,
-    LLMTimeoutOpt,
-    MethodRetrieverOpt,
-    TotalBudgetOpt,
-    llm_options,
-    print_json,
-    progress,
-    writable_target,
-)
+from ragsieve.cli import common
 from ragsieve.errors import InputError
 
 
@@ -66,10 +55,10 @@ def eval_cmd(
         bool, typer.Option("--no-llm", help="Context metrics only (no answers).")
     ] = False,
     llm: Annotated[str, typer.Option(help="LLM spec (see ask).")] = "local",
-    llm_ctx: LLMCtxOpt = None,
-    llm_timeout: LLMTimeoutOpt = None,
-    llm_retries: LLMRetriesOpt = None,
-    retriever: MethodRetrieverOpt = None,
+    llm_ctx: common.LLMCtxOpt = None,
+    llm_timeout: common.LLMTimeoutOpt = None,
+    llm_retries: common.LLMRetriesOpt = None,
+    retriever: common.MethodRetrieverOpt = None,
     reranker: Annotated[str | None, typer.Option(help="Rerank before selection.")] = None,
     chunker: Annotated[
         str, typer.Option(help="Chunker of the evaluation index: fixed | paragraph | sage.")
@@ -79,7 +68,7 @@ def eval_cmd(
         typer.Option(min=8, max=100_000, help="Chunk size in tokens (default: the chunker's)."),
     ] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Answer length cap.")] = 64,
-    total_budget: TotalBudgetOpt = None,
+    total_budget: common.TotalBudgetOpt = None,
     price_in: Annotated[
         float, typer.Option(min=0, help="$ per 1M input tokens (SAGE Eq. 1).")
     ] = 10.0,
@@ -95,7 +84,7 @@ def eval_cmd(
             "--config", exists=True, dir_okay=False, help="Add the method spec of a TOML file."
         ),
     ] = None,
-    as_json: JsonOpt = False,
+    as_json: common.JsonOpt = False,
 ) -> None:
     """Evaluate methods on a benchmark: context, ranked-list, answer and cost metrics."""
     from ragsieve.evaluate.runner import (
@@ -114,7 +103,7 @@ def eval_cmd(
         reranker=reranker,
         no_llm=no_llm,
         llm=llm,
-        llm_options=llm_options(llm_timeout, llm_retries, llm_ctx),
+        llm_options=common.llm_options(llm_timeout, llm_retries, llm_ctx),
         max_tokens=max_tokens,
         total_budget=total_budget,
         chunker=chunker,
@@ -124,9 +113,9 @@ def eval_cmd(
         cache_dir=cache_dir,
     )
     if out is not None:
-        writable_target(out, "--out", is_dir=True)
+        common.writable_target(out, "--out", is_dir=True)
     ds = select_dataset(dataset, data, corpus, limit, pool, data_dir)
-    prog, cb = progress()
+    prog, cb = common.progress()
     with prog:
         results = run_eval(ds, cfg, progress=cb)
     if out is not None:
@@ -135,7 +124,7 @@ def eval_cmd(
         except OSError as e:
             raise InputError(f"--out {out}: {e.strerror or e}") from e
     if as_json:
-        print_json({k: v for k, v in results.items() if k != "per_question"})
+        common.print_json({k: v for k, v in results.items() if k != "per_question"})
     else:
         typer.echo(markdown_table(results))
         if out is not None:

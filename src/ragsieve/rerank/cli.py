@@ -12,15 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from ragsieve.errors import ConfigError, InputError
-from ragsieve.training.cli import (
-    DataOpt,
-    DeviceOpt,
-    SeedOpt,
-    ThreadsOpt,
-    TimeLimitOpt,
-    log,
-    run_options,
-)
+from ragsieve.training import cli as train_cli
 
 RerankerOpt = Annotated[
     str,
@@ -35,14 +27,14 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 
 def train_reranker(
     out: Annotated[Path, typer.Option("--out", help="Output folder for the trained model.")],
-    data_dir: DataOpt = None,
+    data_dir: train_cli.DataOpt = None,
     qasper_groups: Annotated[int, typer.Option(min=0, help="QASPER train groups.")] = 1300,
     msmarco_groups: Annotated[int, typer.Option(min=0, help="MS MARCO groups.")] = 1700,
     max_length: Annotated[int, typer.Option(min=16, max=512, help="Training length.")] = 128,
-    seed: SeedOpt = 13,
-    device: DeviceOpt = "cpu",
-    threads: ThreadsOpt = 1,
-    time_limit: TimeLimitOpt = None,
+    seed: train_cli.SeedOpt = 13,
+    device: train_cli.DeviceOpt = "cpu",
+    threads: train_cli.ThreadsOpt = 1,
+    time_limit: train_cli.TimeLimitOpt = None,
     stop_after: Annotated[
         int | None,
         typer.Option(min=1, help="Stop after N steps (LR schedule unchanged; rerun resumes)."),
@@ -57,11 +49,11 @@ def train_reranker(
 
     if qasper_groups + msmarco_groups == 0:
         raise ConfigError("nothing to train on: --qasper-groups and --msmarco-groups are both 0")
-    opts = run_options(seed, device, time_limit, threads, stop_after)
+    opts = train_cli.run_options(seed, device, time_limit, threads, stop_after)
     cfg = TrainConfig(
         qasper_groups=qasper_groups, msmarco_groups=msmarco_groups, max_length=max_length
     )
-    info = train(out, find_data_dir(data_dir), cfg, log=log, opts=opts)
+    info = train(out, find_data_dir(data_dir), cfg, log=train_cli.log, opts=opts)
     if as_json:
         sys.stdout.write(json.dumps(info, indent=2) + "\n")
     else:
@@ -72,7 +64,7 @@ def train_reranker(
 
 def train_fusion_cmd(
     out: Annotated[Path, typer.Option("--out", help="Output JSON file for the fusion weights.")],
-    data_dir: DataOpt = None,
+    data_dir: train_cli.DataOpt = None,
     qasper: Annotated[int, typer.Option(min=0, help="QASPER train lists (whole papers).")] = 300,
     msmarco: Annotated[int, typer.Option(min=0, help="MS MARCO lists.")] = 300,
     negatives: Annotated[
@@ -96,7 +88,7 @@ def train_fusion_cmd(
         negatives=negatives,
         seed=seed,
         command="ragsieve " + " ".join(sys.argv[1:]),
-        log=log,
+        log=train_cli.log,
     )
     typer.echo(f"fitted on {info['training']['pairs']} pairs -> {out}")
 
@@ -167,7 +159,7 @@ def eval_reranker(
     ] = "qasper-val,squad,hotpotqa",
     n: Annotated[int, typer.Option("--n", min=1, help="Questions per dataset (seeded).")] = 200,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
-    data_dir: DataOpt = None,
+    data_dir: train_cli.DataOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """MRR@10, nDCG@10 and Recall@1 of rerankers on held-out ranking tasks, side by side."""
@@ -181,7 +173,9 @@ def eval_reranker(
         raise ConfigError(f"unknown dataset {bad[0]!r}: use {', '.join(TASKS)}")
     if not names:
         raise ConfigError("no reranker given")
-    result = run_eval(names, sets, n=n, seed=seed, data_dir=find_data_dir(data_dir), log=log)
+    result = run_eval(
+        names, sets, n=n, seed=seed, data_dir=find_data_dir(data_dir), log=train_cli.log
+    )
     if as_json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
     else:

@@ -12,15 +12,7 @@ import typer
 
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.io import SUPPORTED
-from ragsieve.training.cli import (
-    DataOpt,
-    DeviceOpt,
-    SeedOpt,
-    ThreadsOpt,
-    TimeLimitOpt,
-    log,
-    run_options,
-)
+from ragsieve.training import cli as train_cli
 
 
 def segment_cmd(
@@ -88,17 +80,17 @@ def segment_cmd(
 
 def train_segmenter_cmd(
     out: Annotated[Path, typer.Option("--out", help="Output folder for the trained head.")],
-    data_dir: DataOpt = None,
+    data_dir: train_cli.DataOpt = None,
     qasper_papers: Annotated[int, typer.Option(help="QASPER train papers (-1: all 888).")] = 250,
     val_papers: Annotated[
         int, typer.Option(help="QASPER validation papers for Table X (-1: all 281).")
     ] = 100,
     epochs: Annotated[int, typer.Option(min=1, help="Passes over the pairs.")] = 10,
     loss: Annotated[str, typer.Option(help="mse (Algorithm 1) | bce.")] = "mse",
-    seed: SeedOpt = 13,
-    device: DeviceOpt = "cpu",
-    threads: ThreadsOpt = 2,
-    time_limit: TimeLimitOpt = None,
+    seed: train_cli.SeedOpt = 13,
+    device: train_cli.DeviceOpt = "cpu",
+    threads: train_cli.ThreadsOpt = 2,
+    time_limit: train_cli.TimeLimitOpt = None,
     feature_sets: Annotated[
         str, typer.Option(help="Comma-separated Table X rows: x1,x2 | x1,x2,diff | ... | all.")
     ] = "",
@@ -143,7 +135,7 @@ def train_segmenter_cmd(
         if bad:
             raise ConfigError(f"unknown feature set {bad[0]!r}: use {'; '.join(FEATURE_SETS)}")
         sets = wanted if "all" in wanted else [*wanted, "all"]
-    opts = run_options(seed, device, time_limit, threads)
+    opts = train_cli.run_options(seed, device, time_limit, threads)
     cfg = SegTrainConfig(
         qasper_papers=qasper_papers,
         val_papers=val_papers,
@@ -158,7 +150,7 @@ def train_segmenter_cmd(
         find_data_dir(data_dir),
         cfg,
         feature_sets=sets,
-        log=log,
+        log=train_cli.log,
         cache_dir=cache,
         opts=opts,
     )

@@ -146,17 +146,12 @@ def serve(
         default_method = check_spec(spec_from_toml(config))
         _check_model_files(default_method, llm, config)
     _check_port(host, port)
-    llm_options: dict[str, Any] = {}
-    if llm_ctx is not None:
-        llm_options["n_ctx"] = llm_ctx
-    if llm_timeout is not None:
-        llm_options["timeout"] = llm_timeout
-    if llm_retries is not None:
-        llm_options["max_retries"] = llm_retries
     allowed = None if rerankers.strip() == "*" else [r.strip() for r in rerankers.split(",")]
 
     import uvicorn
 
+    # Imported here, not at the top: ragsieve.cli imports this module to register ``serve``.
+    from ragsieve.cli.common import llm_options
     from ragsieve.serve.app import create_app
 
     try:
@@ -164,7 +159,7 @@ def serve(
             index_dir,
             llm_spec=llm,
             token=token,
-            llm_options=llm_options,
+            llm_options=llm_options(llm_timeout, llm_retries, llm_ctx),
             rerankers=[r for r in allowed if r] if allowed is not None else None,
             reload_interval=reload_interval,
             default_method=default_method,

@@ -14,15 +14,7 @@ import typer
 
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.io import SUPPORTED
-from ragsieve.training.cli import (
-    DataOpt,
-    DeviceOpt,
-    SeedOpt,
-    ThreadsOpt,
-    TimeLimitOpt,
-    log,
-    run_options,
-)
+from ragsieve.training import cli as train_cli
 
 #: Every file type ``index`` reads, for the help text.
 FORMATS = ", ".join(sorted(SUPPORTED))
@@ -30,11 +22,11 @@ FORMATS = ", ".join(sorted(SUPPORTED))
 
 def train_tagger(
     out: Annotated[Path, typer.Option("--out", help="Output folder for the trained model.")],
-    data_dir: DataOpt = None,
-    seed: SeedOpt = 13,
-    device: DeviceOpt = "cpu",
-    threads: ThreadsOpt = 2,
-    time_limit: TimeLimitOpt = None,
+    data_dir: train_cli.DataOpt = None,
+    seed: train_cli.SeedOpt = 13,
+    device: train_cli.DeviceOpt = "cpu",
+    threads: train_cli.ThreadsOpt = 2,
+    time_limit: train_cli.TimeLimitOpt = None,
     epochs: Annotated[int, typer.Option(min=1, help="Passes over the training set.")] = 2,
     leave_out: Annotated[
         str | None,
@@ -66,10 +58,10 @@ def train_tagger(
     for name in names:
         if name not in SOURCES:
             raise ConfigError(f"--leave-out: unknown source {name!r} (one of {', '.join(SOURCES)})")
-    opts = run_options(seed, device, time_limit, threads)
+    opts = train_cli.run_options(seed, device, time_limit, threads)
     sizes = replace(SourceSizes(), **dict.fromkeys(names, 0))
     cfg = TaggerTrainConfig(epochs=epochs, leave_out=names, sizes=sizes, teacher=teacher)
-    info = train(out, find_data_dir(data_dir), cfg, log=log, opts=opts)
+    info = train(out, find_data_dir(data_dir), cfg, log=train_cli.log, opts=opts)
     if as_json:
         sys.stdout.write(json.dumps(info, indent=2) + "\n")
     else:
