@@ -559,46 +559,21 @@ def issue32_cases() -> list[Case]:
     add(Case("query", "control characters", ["search", "stone\x1b[31m\x07", *I], 0))
     # --- method specs
     for spec in [
-        "naive[k=99999999999999999999]",
-        "naive[k=-1]",
-        "naive[k=0]",
-        "naive[k=1e309]",
-        "naive[k=nan]",
-        "naive[k=inf]",
-        "naive[budget=-5]",
-        "naive[budget=99999999999999999999]",
-        "naive[k=1,k=2]",
-        "naive[k=1,K=2,k=3]",
-        "pareto[depth=-1]",
-        "pareto[depth=0]",
-        "carrot[iterations=99999999999999999999]",
-        "carrot[N=-3]",
-        "sage[feedback_max_tokens=99999999999999999999]",
-        "sage[n=1e400]",
-        "naive[k=2",
-        "naive]k=2[",
-        "naive[[k=2]]",
-        "naive[k]",
-        "naive[=2]",
-        "naive[nosuch=1]",
-        "nosuch",
-        "naive[" + "k=1," * 3000 + "]",
-        "",
+        "naive[k=99999999999999999999]", "naive[k=-1]", "naive[k=0]", "naive[k=1e309]",
+        "naive[k=nan]", "naive[k=inf]", "naive[budget=-5]", "naive[budget=99999999999999999999]",
+        "naive[k=1,k=2]", "naive[k=1,K=2,k=3]", "pareto[depth=-1]", "pareto[depth=0]",
+        "carrot[iterations=99999999999999999999]", "carrot[N=-3]",
+        "sage[feedback_max_tokens=99999999999999999999]", "sage[n=1e400]", "naive[k=2",
+        "naive]k=2[", "naive[[k=2]]", "naive[k]", "naive[=2]", "naive[nosuch=1]", "nosuch",
+        "naive[" + "k=1," * 3000 + "]", "",
     ]:
         add(Case("spec", f"--method {spec[:40]!r}", ["search", "stone", *I, "--method", spec], 2))
     # --- LLM specs and URLs
     for spec in [
-        "openai:m@http://[::1",
-        "openai:m@http://[::1]:99999/v1",
-        "openai:m@http://host:abc/v1",
-        "openai:m@http://:80/v1",
-        "openai:m@http:///v1",
-        "openai:@http://127.0.0.1:9/v1",
-        "openai:m@ftp://127.0.0.1/v1",
-        "openai:m@",
-        "local:/no/such/model.gguf",
-        "local:" + "x" * 5000,
-        "nosuch:model",
+        "openai:m@http://[::1", "openai:m@http://[::1]:99999/v1", "openai:m@http://host:abc/v1",
+        "openai:m@http://:80/v1", "openai:m@http:///v1", "openai:@http://127.0.0.1:9/v1",
+        "openai:m@ftp://127.0.0.1/v1", "openai:m@", "local:/no/such/model.gguf",
+        "local:" + "x" * 5000, "nosuch:model",
     ]:
         add(Case("llm", f"--llm {spec[:40]!r}", ["ask", Q, *I, "--llm", spec], 2, timeout=60))
     # --- --plot names
@@ -621,14 +596,9 @@ def issue32_cases() -> list[Case]:
         ["explain", Q, *I, "--plot", "{tmp}/" + "a" * 251 + ".png"], 0))
     # --- object stores and URLs with no network
     for url in [
-        "s3://ragsieve-no-such-bucket/idx",
-        "gs://ragsieve-no-such-bucket/idx",
-        "ftp://example.invalid/idx",
-        "az://container/idx",
-        "hdfs://namenode/idx",
-        "http://example.invalid/idx",
-        "s3://",
-        "file:///nonexistent/ragsieve/idx",
+        "s3://ragsieve-no-such-bucket/idx", "gs://ragsieve-no-such-bucket/idx",
+        "ftp://example.invalid/idx", "az://container/idx", "hdfs://namenode/idx",
+        "http://example.invalid/idx", "s3://", "file:///nonexistent/ragsieve/idx",
         "bogus+scheme://x/y",
     ]:
         add(Case("url", f"info {url}", ["info", "--index", url], 3, timeout=60))

@@ -8,7 +8,7 @@ windows (the texts give ~8.2M words: 200k chunks of ~100 words do not exist offl
 once with ``minilm-onnx`` and cached outside the repository in ``~/.cache/ragsieve/ann-corpus/``
 (rebuilt when absent); queries are 200 real questions (MS MARCO dev, QASPER validation).
 
-Usage: .venv/bin/python benchmarks/bench_ann.py [--max-chunks 200000]
+Usage: .venv/bin/python -m benchmarks bench_ann [--max-chunks 200000]
        [--sizes 10000,25000,50000,100000,all] [--queries 200] [--out benchmarks/results]
 """
 
@@ -27,9 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+from common import DATA, REPO, need_data, pct_ms
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("RAGSIEVE_DATA", REPO.parent / "shared" / "data"))
 CACHE = Path(
     os.environ.get("RAGSIEVE_ANN_CACHE", Path.home() / ".cache" / "ragsieve" / "ann-corpus")
 )
@@ -291,10 +290,6 @@ def recall_at_10(found: np.ndarray, truth: np.ndarray) -> float:
     return float(np.mean(hits) / truth.shape[1])
 
 
-def pct(xs: list[float], q: float) -> float:
-    return round(float(np.percentile(np.asarray(xs) * 1000, q)), 2)
-
-
 def ivf_partitions(n: int) -> int:
     """IVF_PQ partitions: about sqrt(N) (at least 16)."""
     return max(16, round(n**0.5))
@@ -322,8 +317,8 @@ def bench_size(
             "params": params,
             "build_s": None if build_s is None else round(build_s, 2),
             "recall_at_10": round(recall_at_10(ids, truth), 4),
-            "p50_ms": pct(lat, 50),
-            "p95_ms": pct(lat, 95),
+            "p50_ms": round(pct_ms(lat, 50), 2),
+            "p95_ms": round(pct_ms(lat, 95), 2),
             "loadavg": [round(x, 2) for x in os.getloadavg()],
         }
         out.append(r)
@@ -508,8 +503,7 @@ def main() -> None:
     ap.add_argument("--embed-only", action="store_true", help="build the vector cache and stop")
     ap.add_argument("--quick", action="store_true", help="fewer IVF_PQ settings (smoke test)")
     args = ap.parse_args()
-    if not DATA.is_dir():
-        sys.exit(f"skipped: benchmark data not found at {DATA} (set RAGSIEVE_DATA)")
+    need_data()
 
     t_start = time.perf_counter()
     d = build_cache(args.words_per_chunk, max(args.queries, 200), args.max_chunks)

@@ -12,7 +12,7 @@ changed document, or remove a document, in turn); the writer kills itself at the
 ``corrupt`` counts trials where any of the first three failed, ``lost`` trials where the rerun
 did not reach the new state. Prints a Markdown table.
 
-    PYTHONPATH=src python benchmarks/bench_crash.py --trials 10
+    .venv/bin/python -m benchmarks bench_crash --trials 10
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """Where users wait (issue 19): cold commands, indexing throughput, int8/fp32 agreement, memory.
 
-    .venv/bin/python benchmarks/bench_fast.py agree   # int8 ONNX vs fp32 vectors and links
-    .venv/bin/python benchmarks/bench_fast.py cold --baseline-src /tmp/before/src
-    .venv/bin/python benchmarks/bench_fast.py index --baseline-src /tmp/before/src
-    .venv/bin/python benchmarks/bench_fast.py stages  # seconds per sentence stage, warm
-    .venv/bin/python benchmarks/bench_fast.py context  # Pareto exact vs mean and late, dev split
-    .venv/bin/python benchmarks/bench_fast.py memory
+    .venv/bin/python -m benchmarks bench_fast agree   # int8 ONNX vs fp32 vectors and links
+    .venv/bin/python -m benchmarks bench_fast cold --baseline-src /tmp/before/src
+    .venv/bin/python -m benchmarks bench_fast index --baseline-src /tmp/before/src
+    .venv/bin/python -m benchmarks bench_fast stages  # seconds per sentence stage, warm
+    .venv/bin/python -m benchmarks bench_fast memory
 
 Every command is a real ``ragsieve`` subprocess, timed wall to wall, with its peak RSS from
 ``wait4``. ``--baseline-src`` names the ``src`` folder of an older checkout (``git worktree
@@ -28,36 +27,31 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import (
+    DATA,
+    REPO,
+    RESULTS,
+    code_env,
+    need_data,
+    run_measured,
+)
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("RAGSIEVE_DATA", REPO.parent / "shared" / "data"))
-RESULTS = Path(os.environ.get("RAGSIEVE_BENCH_RESULTS", REPO / "benchmarks" / "results"))
 CORPUS = REPO / "examples" / "corpus"
 RAGSIEVE = [sys.executable, "-m", "ragsieve.cli"]
 QUESTION = "In which year did Champollion announce the decipherment of hieroglyphs?"
 
 
 def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """Run ``argv``: wall seconds, the child's own peak RSS in MB (from ``wait4``:
-    ``RUSAGE_CHILDREN`` would keep the maximum over every child so far), and its output."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-    assert proc.stdout is not None
-    out = proc.stdout.read()  # until the child closes it, i.e. exits
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    code = os.waitstatus_to_exitcode(status)
-    text = out.decode(errors="replace")
+    """Run ``argv``: wall seconds, its own peak RSS in MB, and its output; exits if it fails."""
+    code, wall, rss, text = run_measured(argv, env)
     if code != 0:
         raise SystemExit(f"{' '.join(argv[2:])} exited {code}: {text.strip()[-300:]}")
-    return wall, usage.ru_maxrss / 1024, text
+    return wall, rss, text
 
 
 def ragsieve(args: list[str], src: str | None = None) -> dict[str, Any]:
     """``ragsieve ARGS`` as a subprocess on the current code, or on ``src``."""
-    env = dict(os.environ)
-    if src:
-        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    env = code_env(src)
     wall, rss, out = _timed([*RAGSIEVE, *args], env)
     return {"seconds": round(wall, 3), "rss_mb": round(rss, 1), "out": out}
 
@@ -110,9 +104,7 @@ def serve_ready(index_dir: str, src: str | None) -> tuple[float, float]:
 
     from ragsieve.llm.server import free_port
 
-    env = dict(os.environ)
-    if src:
-        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    env = code_env(src)
     port = free_port()
     argv = [*RAGSIEVE, "serve", "--index", index_dir, "--port", str(port), "--log-level", "error"]
     t0 = time.perf_counter()
@@ -317,75 +309,6 @@ def agree(paragraphs: int, questions: int) -> dict[str, Any]:
     return out
 
 
-# ----------------------------------------------------------------------------- context
-def hotpot_train_dataset() -> Any:
-    """HotpotQA *train* questions with sentence gold (``train_extra``, the AMOR file's format,
-    read by the same loader): a development split for choices such as the Pareto context form,
-    disjoint from every evaluation file."""
-    from ragsieve.evaluate.datasets import hotpot_sentence_dataset
-
-    path = DATA / "train_extra" / "hotpotqa_train100_distractor.json"
-    records = enumerate(json.loads(path.read_text()), start=1)
-    return hotpot_sentence_dataset(path, "hotpotqa-train-sent", records)
-
-
-def context_forms(methods: str, forms: list[str], split: str = "dev") -> dict[str, Any]:
-    """ParetoRAG's exact context against the cheaper forms, budget 450, no LLM: per-method
-    means and the paired bootstrap 95% interval of form minus exact. ``dev``: 100 HotpotQA
-    train questions (where forms are chosen); ``test``: AMOR's 100 HotpotQA dev questions
-    (``hotpotqa-sent``, BENCHMARKS' table (a)), to check a choice on questions it was not
-    made on."""
-    from ragsieve.evaluate.datasets import load_dataset
-    from ragsieve.evaluate.runner import EvalConfig, parse_methods, run_eval
-
-    ds = hotpot_train_dataset() if split == "dev" else load_dataset("hotpotqa-sent", DATA)
-    runs: dict[str, Any] = {}
-    for form in ["exact", *[f for f in forms if f != "exact"]]:
-        cfg = EvalConfig(
-            methods=parse_methods(methods),
-            no_llm=True,
-            budget=450,
-            index_options={"sentences": True, "pareto_context": form},
-        )
-        runs[form] = run_eval(ds, cfg)
-        print(f"{form}: index built in {runs[form]['index']['build_seconds']} s", flush=True)
-    out: dict[str, Any] = {
-        "dataset": ds.name,
-        "split": split,
-        "n_questions": len(ds.questions),
-        "rows": {},
-    }
-    keys = ("context_tokens", "answer_recall", "evidence_recall", "evidence_precision", "ie")
-    for label in runs["exact"]["methods"]:
-        per = {
-            f: {r["id"]: r for r in runs[f]["per_question"] if r["method"] == label} for f in runs
-        }
-        ids = sorted(per["exact"])
-        row: dict[str, Any] = {}
-        for key in keys:
-            # A measure a question has none of (answer recall of a yes/no question) is left out.
-            has = [i for i in ids if all(per[f][i].get(key) is not None for f in runs)]
-            a = np.array([per["exact"][i][key] for i in has], dtype=float)
-            row[key] = {"exact": float(a.mean()), "n": len(has)}
-            for form in runs:
-                if form == "exact":
-                    continue
-                rng = np.random.default_rng(0)  # the same resamples for every form
-                b = np.array([per[form][i][key] for i in has], dtype=float)
-                boot = [float((b - a)[rng.integers(0, len(a), len(a))].mean()) for _ in range(2000)]
-                ci = [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))]
-                row[key][form] = float(b.mean())
-                row[key][f"{form}_diff"] = float((b - a).mean())
-                row[key][f"{form}_ci95"] = ci
-                print(
-                    f"{label:10s} {key:18s} exact {a.mean():.3f} {form} {b.mean():.3f} "
-                    f"diff {(b - a).mean():+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]"
-                )
-        out["rows"][label] = row
-    out["build_seconds"] = {f: runs[f]["index"]["build_seconds"] for f in runs}
-    return out
-
-
 # ----------------------------------------------------------------------------- memory
 def memory() -> dict[str, Any]:
     """Peak RSS of index, index --sentences, search, ask and serve on the sample corpus."""
@@ -421,24 +344,19 @@ def save(name: str, data: dict[str, Any]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("what", choices=["agree", "cold", "index", "stages", "context", "memory"])
+    ap.add_argument("what", choices=["agree", "cold", "index", "stages", "memory"])
     ap.add_argument("--baseline-src", default=None, help="src folder of an older checkout")
     ap.add_argument("--repeat", type=int, default=5, help="cold: runs per command")
     ap.add_argument("--paragraphs", type=int, default=400, help="index/agree: corpus size")
     ap.add_argument("--questions", type=int, default=300, help="agree: queries")
     ap.add_argument("--kinds", default="plain,sentences", help=f"index: of {','.join(KINDS)}")
-    ap.add_argument("--methods", default="naive,pareto,full", help="context: methods")
-    ap.add_argument("--forms", default="mean,late", help="context: forms compared with exact")
-    ap.add_argument("--split", default="dev", choices=["dev", "test"], help="context: questions")
     args = ap.parse_args()
-    if args.what in ("agree", "index", "stages", "context") and not DATA.is_dir():
-        sys.exit(f"skipped: benchmark data not found at {DATA} (set RAGSIEVE_DATA)")
+    if args.what in ("agree", "index", "stages"):
+        need_data()
     if args.what == "agree":
         data = agree(args.paragraphs * 5, args.questions)
     elif args.what == "cold":
         data = cold(args.baseline_src, args.repeat)
-    elif args.what == "context":
-        data = context_forms(args.methods, args.forms.split(","), args.split)
     elif args.what == "index":
         data = index_runs(args.baseline_src, args.paragraphs, args.kinds.split(","))
     elif args.what == "stages":

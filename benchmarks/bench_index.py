@@ -8,23 +8,19 @@
    chunk texts are real (QASPER train papers, 100-token fixed chunks) so BM25 is realistic, and
    the query vectors come from the real model. Query latency includes embedding the query.
 
-Usage: .venv/bin/python benchmarks/bench_index.py [--papers 20] [--min-chunks 50000]
+Usage: .venv/bin/python -m benchmarks bench_index [--papers 20] [--min-chunks 50000]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("RAGSIEVE_DATA", REPO.parent / "shared" / "data"))
+from common import DATA, need_data, pct_ms, qasper_papers
 
 
 class RandomUnitEmbedder:
@@ -41,31 +37,13 @@ class RandomUnitEmbedder:
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def load_papers(name: str, limit: int | None) -> list:
-    from ragsieve.types import Document
-
-    docs = []
-    with open(DATA / "qasper" / name, encoding="utf-8") as f:
-        for line in f:
-            obj = json.loads(line)
-            docs.append(Document(obj["paper_id"], obj["text"], obj["text"].split("\n")[0]))
-            if limit and len(docs) >= limit:
-                break
-    return docs
-
-
-def pct(xs: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(xs) * 1000, q))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--papers", type=int, default=20)
     ap.add_argument("--min-chunks", type=int, default=50_000)
     ap.add_argument("--queries", type=int, default=100)
     args = ap.parse_args()
-    if not DATA.is_dir():
-        sys.exit(f"skipped: benchmark data not found at {DATA} (set RAGSIEVE_DATA)")
+    need_data()
 
     from ragsieve.embed import get_embedder
     from ragsieve.index import Index, IndexConfig
@@ -77,7 +55,7 @@ def main() -> None:
     emb.embed(["warm up"])
 
     # 1. indexing throughput vs the raw embedder
-    docs = load_papers("validation_papers_fulltext.jsonl", args.papers)
+    docs = qasper_papers("validation_papers_fulltext.jsonl", args.papers)
     chunks = [c for cs in get_segmenter("fixed").segment(docs) for c in cs]
     n_tok = sum(c.n_tokens for c in chunks)
     texts = [c.text for c in chunks]
@@ -99,7 +77,7 @@ def main() -> None:
 
     # 2. search latency on >= min-chunks chunks
     big = Index.create(tmp / "big", IndexConfig(chunk_tokens=100))
-    all_docs = load_papers("train_papers_fulltext.jsonl", None)
+    all_docs = qasper_papers("train_papers_fulltext.jsonl")
     t = time.perf_counter()
     big.add(all_docs, embedder=RandomUnitEmbedder())
     print(
@@ -121,14 +99,14 @@ def main() -> None:
             lat.append(time.perf_counter() - t)
         print(
             f"search {name:6s} top-10 over {big.stats()['chunks']} chunks: "
-            f"p50 {pct(lat, 50):6.1f} ms  p95 {pct(lat, 95):6.1f} ms  (n={len(lat)})"
+            f"p50 {pct_ms(lat, 50):6.1f} ms  p95 {pct_ms(lat, 95):6.1f} ms  (n={len(lat)})"
         )
     t_e = []
     for q in questions[:50]:
         t = time.perf_counter()
         emb.embed([q])
         t_e.append(time.perf_counter() - t)
-    print(f"query embedding alone: p50 {pct(t_e, 50):.1f} ms")
+    print(f"query embedding alone: p50 {pct_ms(t_e, 50):.1f} ms")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """ragsieve against the frameworks' own context-selection recipes (issue 20, part 3).
 
-    .venv/bin/python benchmarks/bench_integrations.py              # dev sweep + 50 test q/dataset
-    .venv/bin/python benchmarks/bench_integrations.py --limit 10 --dev-limit 20   # smaller
+    .venv/bin/python -m benchmarks bench_integrations     # dev sweep + 50 test q/dataset
+    .venv/bin/python -m benchmarks bench_integrations --limit 10 --dev-limit 20  # smaller
 
 Every recipe gets the same questions, the same pools of passages and the same embedder
 (ragsieve's packaged all-MiniLM-L6-v2, fp32, ``get_embedder("minilm")``), and every recipe's
@@ -27,7 +27,7 @@ Recipes (each one's documented form; see BENCHMARKS.md for the settings):
 Each recipe's threshold is chosen on a development split (HotpotQA *train* questions with
 sentence gold, ``train_extra``), maximising ie; the test tables report the default and the
 dev-chosen setting. Test questions: HotpotQA AMOR (pool: the question's 10 paragraphs) and SQuAD
-dev, the first 20 questions of each of articles 0-4 (``bench_llm.py``'s rule; no training reads
+dev, the first 20 questions of each of articles 0-4 (``common.questions``; no training reads
 them; pool: the question's article, split into its paragraphs). Writes
 ``benchmarks/results/integrations.json`` (``--out``) and prints markdown tables. Lines of glue
 code per recipe are counted from the ``# glue[...]`` blocks of this file.
@@ -39,7 +39,6 @@ import argparse
 import contextlib
 import json
 import logging
-import os
 import re
 import sys
 import time
@@ -50,13 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = Path(os.environ.get("RAGSIEVE_BENCH_RESULTS", REPO / "benchmarks" / "results"))
-DATA = Path(os.environ.get("RAGSIEVE_DATA", REPO.parent / "shared" / "data"))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may be downloaded
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-sys.path.insert(0, str(REPO / "benchmarks"))
+from common import RESULTS, fmt, hotpot_train_dataset, interval, paired, questions
 
 logging.getLogger("langchain_text_splitters.base").setLevel(logging.ERROR)  # "chunk > 300"
 COLUMNS = ("context_tokens", "evidence_precision", "evidence_recall", "ie", "answer_recall")
@@ -80,21 +73,6 @@ def pool_of(q: Any) -> tuple[str, list[Passage]]:
         paras = [p.strip() for p in d.text.split("\n\n") if p.strip()]
         return d.id, [Passage(f"{d.id}#{i}", d.title, p) for i, p in enumerate(paras)]
     return q.id, [Passage(d.id, d.title, d.text) for d in q.documents]
-
-
-def test_questions(dataset: str, limit: int | None) -> Any:
-    """AMOR's questions in file order, or SQuAD dev's first 20 of articles 0-4 (bench_llm)."""
-    from bench_llm import questions
-
-    return questions(dataset, limit)
-
-
-def dev_questions(limit: int | None) -> Any:
-    """HotpotQA train questions with sentence gold (``train_extra``): the development split."""
-    from bench_fast import hotpot_train_dataset
-
-    ds = hotpot_train_dataset()
-    return type(ds)(ds.name, ds.questions[:limit] if limit else ds.questions)
 
 
 # ----------------------------------------------------------------------------- embedder
@@ -678,27 +656,12 @@ def glue_table() -> list[str]:
     return [*lines, ""]
 
 
-def bootstrap_diff(a: dict[str, Any], base: dict[str, Any], seed: int = 0) -> tuple[float, ...]:
+def bootstrap_diff(a: dict[str, Any], base: dict[str, Any]) -> tuple[float, ...]:
     """Paired 95% interval of mean answer recall minus the baseline's (questions with a span
     answer in both)."""
-    b = {r["id"]: r["answer_recall"] for r in base["per_question"]}
-    pairs = [
-        (r["answer_recall"], b[r["id"]])
-        for r in a["per_question"]
-        if r.get("answer_recall") is not None and b.get(r["id"]) is not None
-    ]
-    if not pairs:
-        return (float("nan"),) * 3
-    x = np.array([p - q for p, q in pairs])
-    idx = np.random.default_rng(seed).integers(0, len(x), size=(BOOTSTRAP, len(x)))
-    means = x[idx].mean(axis=1)
-    return float(x.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
-
-
-def fmt(v: Any, tokens: bool = False) -> str:
-    if v is None:
-        return "-"
-    return f"{v:.0f}" if tokens else f"{v:.3f}"
+    rows = {r["id"]: r for r in a["per_question"]}
+    x, y = paired(rows, {r["id"]: r for r in base["per_question"]}, "answer_recall")
+    return interval(x, y, n=BOOTSTRAP) if len(x) else (float("nan"),) * 3
 
 
 def table(title: str, rows: list[dict[str, Any]], base: dict[str, Any] | None) -> list[str]:
@@ -734,7 +697,8 @@ def strip(r: dict[str, Any], keep_texts: bool = False) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- main
 def dev_sweep(limit: int | None, budget: int) -> dict[str, Any]:
     """Every family's grid on the dev split (embeddings memoised); the best ie per family."""
-    ds = dev_questions(limit)
+    ds = hotpot_train_dataset()
+    ds = type(ds)(ds.name, ds.questions[:limit] if limit else ds.questions)
     emb().memo = {}
     states: dict[tuple[str, str], Any] = {}
     out: dict[str, Any] = {"split": f"{ds.name} ({len(ds.questions)} questions)", "families": {}}
@@ -810,7 +774,7 @@ def main() -> None:
     }
     lines: list[str] = []
     for dataset in args.datasets.split(","):
-        ds = test_questions(dataset, args.limit)
+        ds = questions(dataset, args.limit)
         qs = list(ds.questions)
         rows: list[dict[str, Any]] = []
         fw_saved = None

@@ -13,21 +13,21 @@ Each row also times segmentation alone (in this process) to separate it from emb
 ratio columns divide seconds and megabytes per MB of input by the smallest size's: near 1.0
 means linear time and bounded memory.
 
-    PYTHONPATH=src python benchmarks/bench_large_file.py --sizes 0.5,1,2
-    PYTHONPATH=src python benchmarks/bench_large_file.py --sizes 20 --shapes no-punct
+    .venv/bin/python -m benchmarks bench_large_file --sizes 0.5,1,2
+    .venv/bin/python -m benchmarks bench_large_file --sizes 20 --shapes no-punct
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import run_measured
 
 from ragsieve.io import load_paths
 from ragsieve.segment import get_segmenter
@@ -60,15 +60,10 @@ def make_file(path: Path, mb: float, shape: str, seed: int = 0) -> None:
 def run_index(path: Path, index: Path) -> tuple[float, float, int]:
     """Wall seconds, peak RSS (MB) and exit code of ``ragsieve index PATH``."""
     cmd = [sys.executable, "-m", "ragsieve.cli", "index", str(path), "--index", str(index)]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    secs = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        err = proc.stderr.read().decode() if proc.stderr else ""
-        print(f"  failed: {err.strip()[-300:]}", file=sys.stderr)
-    return secs, usage.ru_maxrss / 1024, proc.returncode
+    code, secs, rss, out = run_measured(cmd)
+    if code:
+        print(f"  failed: {out.strip()[-300:]}", file=sys.stderr)
+    return secs, rss, code
 
 
 def segment_seconds(path: Path) -> tuple[float, int]:

@@ -1,14 +1,14 @@
 """Answers with the strongest local LLM, counting every call (issue "With the LLM on, `full`
 must cost fewer tokens than naive").
 
-    .venv/bin/python benchmarks/bench_llm.py run --dataset hotpotqa-sent \
+    .venv/bin/python -m benchmarks bench_llm run --dataset hotpotqa-sent \
         --methods naive,carrot,full --limit 100
-    .venv/bin/python benchmarks/bench_llm.py run --dataset squad --methods naive,carrot,full
-    .venv/bin/python benchmarks/bench_llm.py run --dataset hotpotqa-sent --limit 30 \
+    .venv/bin/python -m benchmarks bench_llm run --dataset squad --methods naive,carrot,full
+    .venv/bin/python -m benchmarks bench_llm run --dataset hotpotqa-sent --limit 30 \
         --methods "full[feedback=true]"
-    .venv/bin/python benchmarks/bench_llm.py run --dataset hotpotqa-sent --methods full \
+    .venv/bin/python -m benchmarks bench_llm run --dataset hotpotqa-sent --methods full \
         --total-x-naive 0.5   # full under a whole-question budget of half naive's tokens
-    .venv/bin/python benchmarks/bench_llm.py report
+    .venv/bin/python -m benchmarks bench_llm report
 
 Each (dataset, method) run is one ``ragsieve eval`` pass (``run_eval``, the numbers the CLI
 prints) with ``--llm qwen-0.5b`` at budget 450, saved to
@@ -37,37 +37,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import RESULTS, interval, questions
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = Path(os.environ.get("RAGSIEVE_BENCH_RESULTS", REPO / "benchmarks" / "results"))
 RUNS = RESULTS / "llm"
 DATASETS = ("hotpotqa-sent", "squad")
-SQUAD_ARTICLES = range(0, 5)
-SQUAD_PER_ARTICLE = 20
 BOOTSTRAP = 2000
-
-
-def questions(dataset: str, limit: int | None) -> Any:
-    """The evaluation questions: AMOR in file order, or SQuAD's first ``SQUAD_PER_ARTICLE``
-    questions of each held-out article in ``SQUAD_ARTICLES``."""
-    from ragsieve.evaluate.runner import select_dataset
-    from ragsieve.evaluate.schema import EvalDataset
-    from ragsieve.tag.data import SQUAD_HELD_OUT_ARTICLES
-
-    if dataset != "squad":
-        return select_dataset(dataset, None, None, limit, False)
-    assert all(a in SQUAD_HELD_OUT_ARTICLES for a in SQUAD_ARTICLES)
-    ds = select_dataset("squad", None, None, None, False)
-    order = list(dict.fromkeys(q.documents[0].id for q in ds.questions))
-    keep = {order[a] for a in SQUAD_ARTICLES}
-    per: dict[str, int] = {}
-    picked = []
-    for q in ds.questions:
-        doc = q.documents[0].id
-        if doc in keep and per.get(doc, 0) < SQUAD_PER_ARTICLE:
-            per[doc] = per.get(doc, 0) + 1
-            picked.append(q)
-    return EvalDataset("squad", tuple(picked[:limit] if limit else picked))
 
 
 def run_path(dataset: str, spec: str, limit: int | None, total: int | None = None) -> Path:
@@ -122,13 +96,9 @@ def run(
         os.replace(tmp, path)
 
 
-def paired_bootstrap(a: np.ndarray, b: np.ndarray | None, seed: int = 0) -> tuple[float, float]:
-    """95% percentile interval of mean(a) (or of mean(a - b), paired), resampling questions."""
-    rng = np.random.default_rng(seed)
-    x = a if b is None else a - b
-    idx = rng.integers(0, len(x), size=(BOOTSTRAP, len(x)))
-    means = x[idx].mean(axis=1)
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+def paired_bootstrap(a: np.ndarray, b: np.ndarray | None) -> tuple[float, float]:
+    """95% interval of mean(a) (or of mean(a - b), paired): 2,000 resamples of the questions."""
+    return interval(a, b, n=BOOTSTRAP)[1:]
 
 
 def restrict(res: dict[str, Any], ids: set[str]) -> dict[str, Any]:

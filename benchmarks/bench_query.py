@@ -1,8 +1,8 @@
 """Fast at query time (issue 34): selection seconds, the framework adapters, eval memory.
 
-    .venv/bin/python benchmarks/bench_query.py select --baseline-src /tmp/before/src
-    .venv/bin/python benchmarks/bench_query.py adapters            # first and repeat calls
-    .venv/bin/python benchmarks/bench_query.py memory --limit 200  # eval peak RSS, 10 vs 200 q
+    .venv/bin/python -m benchmarks bench_query select --baseline-src /tmp/before/src
+    .venv/bin/python -m benchmarks bench_query adapters            # first and repeat calls
+    .venv/bin/python -m benchmarks bench_query memory --limit 200  # eval peak RSS, 10 vs 200 q
 
 ``select`` runs ``ragsieve eval`` (``--no-llm``, per-question pools of HotpotQA IRCoT dev,
 budget 450) as subprocesses on the current code and on ``--baseline-src`` (the ``src`` of a
@@ -26,30 +26,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import DATA, code_env, interval, run_measured, save_json, save_section
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("RAGSIEVE_DATA", REPO.parent / "shared" / "data"))
-RESULTS = Path(os.environ.get("RAGSIEVE_BENCH_RESULTS", REPO / "benchmarks" / "results"))
 BOOTSTRAP = 2000
 SELECT_METHODS = "naive[reranker=ensemble],carrot"
 MEMORY_METHODS = "naive,naive[reranker=ensemble],carrot,tagger"
-
-
-def paired_interval(a: np.ndarray, b: np.ndarray, seed: int = 0) -> tuple[float, float, float]:
-    """mean(a - b) and its 95% percentile interval, resampling questions."""
-    x = a - b
-    idx = np.random.default_rng(seed).integers(0, len(x), size=(BOOTSTRAP, len(x)))
-    means = x[idx].mean(axis=1)
-    return float(x.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
 def selection_seconds(row: dict[str, Any]) -> float:
@@ -59,9 +47,7 @@ def selection_seconds(row: dict[str, Any]) -> float:
 def eval_rows(limit: int, methods: str, out: Path, src: str | None) -> list[dict[str, Any]]:
     """``ragsieve eval`` (HotpotQA IRCoT dev, per-question pools, budget 450, --no-llm) as a
     subprocess on the current code or on ``src``; its per-question rows."""
-    env = dict(os.environ)
-    if src:
-        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    env = code_env(src)
     argv = [sys.executable, "-m", "ragsieve.cli", "eval", "--dataset", "hotpotqa"]
     argv += ["--no-llm", "--limit", str(limit), "--budget", "450", "--methods", methods]
     subprocess.run([*argv, "--out", str(out)], env=env, check=True, capture_output=True)
@@ -101,53 +87,10 @@ def select(limit: int, methods: str, rounds: int, baseline: str) -> dict[str, An
             row[metric] = {
                 "now": round(float(a.mean()), 4),
                 "before": round(float(b.mean()), 4),
-                "diff_ci": [round(v, 4) for v in paired_interval(a, b)],
+                "diff_ci": [round(v, 4) for v in interval(a, b, n=BOOTSTRAP)],
             }
         out["methods"][label] = row
     return out
-
-
-def mrr(n: int) -> dict[str, Any]:
-    """The shipped ensemble's held-out ranking on HotpotQA IRCoT (``eval-reranker``'s task and
-    sample) with its cosine feature from the int8 ONNX MiniLM (now) and from the fp32 torch
-    MiniLM (the fit's build): cross-encoder and BM25 features computed once, shared."""
-    from ragsieve.embed import get_embedder, index_embedder
-    from ragsieve.rerank.evaluate import load_tasks, task_metrics
-    from ragsieve.rerank.fusion import FusionWeights, list_features, stack
-
-    tasks = load_tasks("hotpotqa", DATA, n, 0)
-    from ragsieve.rerank.bm25 import BM25Reranker
-    from ragsieve.rerank.cross_encoder import OnnxCrossEncoder
-
-    ce, bm25, w = OnnxCrossEncoder(), BM25Reranker(), FusionWeights.load()
-    builds = {"int8": index_embedder("minilm"), "fp32": get_embedder("minilm")}
-    per: dict[str, list[float]] = {b: [] for b in builds}
-    for i, t in enumerate(tasks, start=1):
-        ps = list(t.passages)
-        logits, raw = ce.logits(t.query, ps), bm25.raw_scores(t.query, ps)
-        for b, emb in builds.items():
-            vecs = emb.embed([t.query, *ps])
-            x = stack(list_features(logits, vecs[1:] @ vecs[0], raw, bm25.k), w.features)
-            per[b].append(task_metrics(x @ np.asarray(w.coef) + w.intercept, t.gold)["mrr@10"])
-        if i % 50 == 0:
-            print(f"{i}/{len(tasks)}", file=sys.stderr)
-    a, b = np.array(per["int8"]), np.array(per["fp32"])
-    return {
-        "questions": len(tasks),
-        "mrr@10": {"int8": round(float(a.mean()), 4), "fp32": round(float(b.mean()), 4)},
-        "diff_ci": [round(v, 4) for v in paired_interval(a, b)],
-    }
-
-
-def mrr_table(res: dict[str, Any]) -> str:
-    d, lo, hi = res["diff_ci"]
-    return (
-        f"HotpotQA IRCoT dev, {res['questions']} questions (eval-reranker's seed-0 sample), "
-        "shipped fusion weights\n\n| cosine feature from | MRR@10 |\n|---|---:|\n"
-        f"| int8 ONNX MiniLM (now) | {res['mrr@10']['int8']} |\n"
-        f"| fp32 torch MiniLM (the fit's build) | {res['mrr@10']['fp32']} |\n\n"
-        f"int8 minus fp32: {d:+.4f} [{lo:+.4f}, {hi:+.4f}] (paired bootstrap 95%)"
-    )
 
 
 ADAPTER_PROBE = r"""
@@ -271,14 +214,10 @@ def peak_rss_eval(limit: int, methods: str, out: Path) -> tuple[float, float]:
     on this child alone) and its wall seconds."""
     argv = [sys.executable, "-m", "ragsieve.cli", "eval", "--dataset", "hotpotqa", "--no-llm"]
     argv += ["--limit", str(limit), "--budget", "450", "--methods", methods, "--out", str(out)]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"eval --limit {limit} failed: {err.decode()[-500:]}")
-    return usage.ru_maxrss / 1024, time.perf_counter() - t0
+    code, secs, rss, text = run_measured(argv)
+    if code != 0:
+        raise SystemExit(f"eval --limit {limit} failed: {text[-500:]}")
+    return rss, secs
 
 
 def memory(limit: int, methods: str) -> dict[str, Any]:
@@ -335,19 +274,8 @@ def select_table(res: dict[str, Any]) -> str:
 
 
 def save(name: str, data: dict[str, Any], table: str) -> None:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / "query.json"
-    allres = json.loads(path.read_text()) if path.is_file() else {}
-    allres[name] = data
-    path.write_text(json.dumps(allres, indent=1) + "\n")
-    md = RESULTS / "query.md"
-    text = md.read_text() if md.is_file() else "# bench_query.py\n"
-    marker = f"\n## {name}\n"
-    if marker in text:
-        head, _, rest = text.partition(marker)
-        tail = rest[rest.find("\n## ") :] if "\n## " in rest else ""
-        text = head + tail
-    md.write_text(text.rstrip("\n") + "\n" + marker + "\n" + table + "\n")
+    save_json("query.json", data, key=name, indent=1)
+    save_section("query.md", name, table)
     print(table)
 
 
@@ -365,8 +293,6 @@ def main() -> None:
     mem = sub.add_parser("memory")
     mem.add_argument("--limit", type=int, default=200)
     mem.add_argument("--methods", default=MEMORY_METHODS)
-    m = sub.add_parser("mrr")
-    m.add_argument("--n", type=int, default=200)
     args = ap.parse_args()
     if not (DATA / "hotpotqa").is_dir():
         sys.exit(f"skipped: shared data not found at {DATA} (set RAGSIEVE_DATA)")
@@ -379,9 +305,6 @@ def main() -> None:
     elif args.cmd == "memory":
         res = memory(args.limit, args.methods)
         save("memory", res, memory_table(res))
-    elif args.cmd == "mrr":
-        res = mrr(args.n)
-        save("mrr", res, mrr_table(res))
 
 
 if __name__ == "__main__":

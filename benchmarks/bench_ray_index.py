@@ -14,7 +14,7 @@ and Ray gives each one-CPU worker ``OMP_NUM_THREADS=1``; the local engine uses e
 one process. Ratios are against the local run of the same session, so the machine's load at
 the time affects both sides alike (as far as it stays steady: see the load averages).
 
-Usage: .venv/bin/python benchmarks/bench_ray_index.py [--passages 20000]
+Usage: .venv/bin/python -m benchmarks bench_ray_index [--passages 20000]
        [--embedder minilm-onnx] [--out benchmarks/results/ray_index.md]
 """
 
@@ -32,8 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("RAGSIEVE_DATA", REPO.parent / "shared" / "data"))
+from common import DATA, need_data
 
 
 def write_passages(out: Path, limit: int) -> tuple[int, int]:
@@ -92,8 +91,7 @@ def main() -> None:
         "when this invocation does not run `local` itself (say so when you report them).",
     )
     args = ap.parse_args()
-    if not DATA.is_dir():
-        sys.exit(f"skipped: benchmark data not found at {DATA} (set RAGSIEVE_DATA)")
+    need_data()
 
     def stop(signum: int, _frame: object) -> None:
         # A long run on a shared machine can be stopped from outside: say so in the log, and
@@ -169,7 +167,7 @@ def report(
     print(table)
     if args.out:
         cmd = " ".join(sys.argv[1:])
-        cmd = f".venv/bin/python benchmarks/bench_ray_index.py {cmd}"
+        cmd = f".venv/bin/python -m benchmarks bench_ray_index {cmd}"
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(
             "# Indexing throughput: local engine vs Ray engine\n\n"

@@ -1,8 +1,8 @@
 """The answer prompt as a reader: each question gets its gold paragraphs (the answer is in the
 context), so the score is the wording's and the model's, not retrieval's.
 
-    .venv/bin/python benchmarks/bench_reader.py --llm qwen-0.5b --split test
-    .venv/bin/python benchmarks/bench_reader.py --llm local --split test      # SmolLM2
+    .venv/bin/python -m benchmarks bench_reader --llm qwen-0.5b --split test
+    .venv/bin/python -m benchmarks bench_reader --llm local --split test      # SmolLM2
 
 Compares ``prompts.ANSWER_SYSTEM`` with the wording it replaced at stop 29 (``PREVIOUS``):
 token F1 against the gold answer, "I don't know" replies, and the paired bootstrap 95% interval
@@ -16,19 +16,14 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import os
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import DATA, RESULTS
 
 from ragsieve.llm import get_llm, prompts
 from ragsieve.metrics import f1
-
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("RAGSIEVE_DATA", REPO.parent / "shared" / "data"))
-RESULTS = Path(os.environ.get("RAGSIEVE_BENCH_RESULTS", REPO / "benchmarks" / "results"))
 
 #: The answer system prompt before stop 29.
 PREVIOUS = (

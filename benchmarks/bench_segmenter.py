@@ -12,7 +12,7 @@ paragraphs separated by blank lines; the gold boundaries are the paragraph start
    when they are within 5 characters (whitespace between paragraphs); document starts are not
    counted.
 
-Run: ``.venv/bin/python benchmarks/bench_segmenter.py --papers 40`` (needs ``pip install
+Run: ``.venv/bin/python -m benchmarks bench_segmenter --papers 40`` (needs ``pip install
 chonkie``; without it the Chonkie row is skipped).
 """
 

@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/bench_splitter.py            # prints a Markdown report
-    .venv/bin/python benchmarks/bench_splitter.py --errors 30  # also show our disagreements
+    .venv/bin/python -m benchmarks bench_splitter            # prints a Markdown report
+    .venv/bin/python -m benchmarks bench_splitter --errors 30  # also show our disagreements
 
 Data comes from ``../shared/data`` (relative to the repository root) or from the folder named
 by ``RAGSIEVE_DATA``; when neither exists the script prints why and exits 0 (skip).

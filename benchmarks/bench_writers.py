@@ -5,7 +5,7 @@ with its own small set of documents (the first trial also races to create the in
 second one to reach the write lock waits for it (``--wait``, default 60 s). Counts the
 documents that are missing afterwards and how many writers printed the waiting message.
 
-    PYTHONPATH=src python benchmarks/bench_writers.py --trials 10
+    .venv/bin/python -m benchmarks bench_writers --trials 10
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -215,6 +216,34 @@ def alternate(
             outs[name].append(runs[name]())
             times[name].append(time.perf_counter() - t0)
     return times, outs
+
+
+Env = dict[str, str] | None
+
+
+def code_env(src: str | None = None) -> dict[str, str]:
+    """This environment; with ``src`` (an older checkout's ``src`` folder) first on
+    ``PYTHONPATH``, so the same command runs on that code: the baseline of a before/after."""
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def run_measured(
+    argv: list[str], env: dict[str, str] | None = None
+) -> tuple[int, float, float, str]:
+    """Run ``argv`` to its end: exit code, wall seconds, the child's own peak RSS in MB (from
+    ``wait4``: ``RUSAGE_CHILDREN`` would keep the maximum over every child so far), and its
+    output (stdout and stderr together)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    assert proc.stdout is not None
+    out = proc.stdout.read()  # until the child closes it, i.e. exits
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    code = os.waitstatus_to_exitcode(status)
+    return code, wall, usage.ru_maxrss / 1024, out.decode(errors="replace")
 
 
 def free_port() -> int:

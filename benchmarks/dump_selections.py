@@ -1,8 +1,8 @@
 """Every method's selected context per question, for before/after checks of a refactor.
 
-    PYTHONPATH=src python benchmarks/dump_selections.py dump bench-out/after.json
-    (in a checkout of the old commit)  ... dump bench-out/before.json
-    python benchmarks/dump_selections.py compare bench-out/before.json bench-out/after.json
+    .venv/bin/python -m benchmarks dump_selections dump bench-out/after.json
+    PYTHONPATH=src python benchmarks/dump_selections.py dump bench-out/before.json  # old commit
+    .venv/bin/python -m benchmarks dump_selections compare bench-out/{before,after}.json
 
 ``--no-llm`` contexts on 15 HotpotQA (sentence gold, budget 450) and 6 QASPER questions; the
 comparison counts, per method, the questions whose selected ids, context tokens or evidence

@@ -343,8 +343,7 @@ def _sync_cases() -> list[Case]:
         _built(
             small,
             then=[
-                _unlink("docs/a.md"),
-                _unlink("docs/sub/b.md"),
+                _unlink("docs/a.md"), _unlink("docs/sub/b.md"),
                 _write("docs/sub/n.md", "# N\n\nNewts.\n"),
             ],
         ),
@@ -420,12 +419,7 @@ def _unreadable_cases() -> list[Case]:
                         os.lchown(p, 65534, 65534)
             env = {**os.environ, "HOME": str(tmp)}
             first = [
-                *cli,
-                "index",
-                str(tmp / "docs"),
-                "--index",
-                str(tmp / "i2"),
-                "--embedder",
+                *cli, "index", str(tmp / "docs"), "--index", str(tmp / "i2"), "--embedder",
                 "minilm-onnx",
             ]
             p = subprocess.run(first, capture_output=True, text=True, timeout=300, env=env)

@@ -265,8 +265,7 @@ def http_cases() -> list[Case]:
             "an empty allow-list serves the default method and model-free methods only",
             ["--rerankers", ""],
             [
-                _ex("tagger", 200, '"method": "tagger"'),
-                _ex("naive", 200, '"method": "naive"'),
+                _ex("tagger", 200, '"method": "tagger"'), _ex("naive", 200, '"method": "naive"'),
                 _ex("sage", 400, "(--rerankers ''); allowed: none"),
                 _ex("carrot[scorer=bm25]", 400, "uses reranker=bm25, which this server"),
             ],

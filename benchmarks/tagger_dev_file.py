@@ -1,6 +1,6 @@
 """Write the tagger's dev split as a questions file for ``ragsieve eval --dataset FILE``.
 
-    .venv/bin/python benchmarks/tagger_dev_file.py --out DEV.jsonl [--squad 200]
+    .venv/bin/python -m benchmarks tagger_dev_file --out DEV.jsonl [--squad 200]
     ragsieve eval --dataset DEV.jsonl --llm local --methods "tagger,tagger[open=true]" --out DIR
 
 The pools are :func:`ragsieve.tag.pools.load_split`'s ``dev`` (the HotpotQA train questions

@@ -1,6 +1,6 @@
 """The tag stage against the raw int8 forward passes over the same tokens (issue 31 (f)).
 
-    .venv/bin/python benchmarks/tagger_speed.py [--questions 30] [--batch-size N] [--workers N]
+    .venv/bin/python -m benchmarks tagger_speed [--questions 30] [--batch-size N] [--workers N]
 
 AMOR HotpotQA pools (10 paragraphs), both hops, the shipped model at its defaults. One warm
 process: for each question, ``prune`` is timed whole; the windows of every reading it made are
@@ -18,20 +18,17 @@ alternating over the same questions, and checks that both keep the same sentence
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import amor_pools
 
 import ragsieve.embed.onnx as onnx
-from ragsieve.data import find_data_dir
 from ragsieve.tag.model import DEFAULT_BATCH_SIZE, OnnxTagger, Passage, Tagged
 from ragsieve.tag.prune import prune
-
-AMOR = "hotpotqa/hotpot_dev_sample100_amor_withretrieval.jsonl"
 
 
 class Recording:
@@ -59,16 +56,12 @@ def main() -> None:
     ap.add_argument("--guards", type=int, default=0, help="rounds of with/without NaN guards")
     args = ap.parse_args()
     onnx.RUN_WORKERS = args.workers
-    rows = [json.loads(x) for x in (find_data_dir() / AMOR).open(encoding="utf-8")]
     tagger = OnnxTagger(batch_size=args.batch_size)
     rec = Recording(tagger)
     prune(rec, "warm up", [("t", ["One sentence."])])
     enc, sess = tagger._encoder, tagger._session  # the same objects inference uses
     assert enc is not None
-    pools = [
-        (r["question"], [(t, [s.strip() for s in ss if s.strip()]) for t, ss in r["context"]])
-        for r in rows[: args.questions]
-    ]
+    pools = amor_pools(args.questions)
     whole, raw, raw2, tokens = [], [], [], 0
     for question, pool in pools:
         rec.calls.clear()

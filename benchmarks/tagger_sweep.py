@@ -5,8 +5,8 @@ Whole questions, both hops, the passage rejection and the budget as a ceiling, e
 Each question's pool is read once per distinct tagger input (a caching tagger), so a sweep of
 dozens of points costs little more than one.
 
-    .venv/bin/python benchmarks/tagger_sweep.py --split dev  [--model DIR] [--limit N]
-    .venv/bin/python benchmarks/tagger_sweep.py --split test [--model DIR]
+    .venv/bin/python -m benchmarks tagger_sweep --split dev  [--model DIR] [--limit N]
+    .venv/bin/python -m benchmarks tagger_sweep --split test [--model DIR]
 
 Splits (nothing on ``test`` chose anything):
 - **dev**: HotpotQA train questions in distractor format held out of training
@@ -35,6 +35,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from common import RESULTS
+
 from ragsieve.data import find_data_dir
 from ragsieve.tag.model import OnnxTagger, Passage, Tagged
 from ragsieve.tag.pools import (
@@ -48,8 +50,6 @@ from ragsieve.tag.pools import (
 )
 from ragsieve.tag.prune import prune
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results"
 THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 PASSAGE_THRESHOLDS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 #: The stacked decision's grid (``--decision stack``: ``threshold`` on the stacker's
