@@ -716,6 +716,13 @@ def _run(argv: list[str], timeout: float) -> tuple[int | None, str, str, float]:
     return p.returncode, p.stdout, p.stderr, time.perf_counter() - t0
 
 
+def cli_json(*args: str, timeout: float = 120) -> tuple[Any, str]:
+    """``ragsieve ARGS --json`` in a subprocess: (its parsed stdout, or None when it failed;
+    its stderr), for a check that reads what the CLI reports."""
+    code, out, err, _ = _run(["-m", "ragsieve.cli", *args, "--json"], timeout)
+    return (json.loads(out) if code == 0 else None), err
+
+
 def _cli(args: list[str], timeout: float) -> tuple[int | None, str, float]:
     code, _, err, secs = _run(["-m", "ragsieve.cli", *args], timeout)
     return code, err, secs

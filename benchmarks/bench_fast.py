@@ -34,6 +34,7 @@ from common import (
     code_env,
     need_data,
     run_measured,
+    wait_healthy,
 )
 
 CORPUS = REPO / "examples" / "corpus"
@@ -111,15 +112,7 @@ def serve_ready(index_dir: str, src: str | None) -> tuple[float, float]:
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"serve exited with {proc.returncode}")
-            try:
-                if httpx.get(url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
+        wait_healthy(proc, url, 600, poll=0.05)
         ready = time.perf_counter() - t0
         httpx.post(url + "/search", json={"query": "hieroglyphs", "k": 2}, timeout=60)
         httpx.post(url + "/ask", json={"question": QUESTION, "k": 2}, timeout=300)

@@ -20,22 +20,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from common import DATA, alternate, md_table
 
 from ragsieve.embed import get_embedder
 from ragsieve.segment import get_segmenter, sentences_of
 from ragsieve.text import count_tokens_batch
 from ragsieve.types import Document
-
-DATA = Path(os.environ.get("RAGSIEVE_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
 
 
 def load_docs(n: int, seed: int = 0) -> list[Document]:
@@ -101,6 +97,11 @@ def chonkie_chunker(embedder: Any, chunk_size: int) -> Any:
     return SemanticChunker(embedding_model=Ours(), chunk_size=chunk_size)
 
 
+def starts(chunks: list[list[Any]]) -> list[set[int]]:
+    """Each document's chunk start offsets (ragsieve chunks)."""
+    return [{c.start for c in cs} for cs in chunks]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--papers", type=int, default=40)
@@ -116,41 +117,23 @@ def main() -> None:
     sage = get_segmenter("sage")
     sage.segment(docs[:1])  # warm-up (model load)
 
-    def raw() -> float:
-        t0 = time.perf_counter()
-        emb.embed(sents)
-        return time.perf_counter() - t0
-
-    # Alternate raw, SAGE, raw, SAGE so that a shift in the shared machine's load hits both.
-    raws, sages = [], []
-    for _ in range(2):
-        raws.append(raw())
-        t0 = time.perf_counter()
-        sage_chunks = sage.segment(docs)
-        sages.append(time.perf_counter() - t0)
-    raw_s, sage_s = sum(raws) / 2, sum(sages) / 2
-    rows: list[dict[str, Any]] = []
-    rows.append(
-        {
-            "chunker": "sage (ss 0.55, l 400)",
-            "seconds": round(sage_s, 2),
-            "tokens/s": round(n_tokens / sage_s),
-            "chunks": sum(map(len, sage_chunks)),
-            **boundary_prf([{c.start for c in cs} for cs in sage_chunks], gold),
-        }
+    # raw, SAGE, SAGE, raw: a shift in the shared machine's load hits both.
+    times, outs = alternate(
+        {"raw": lambda: emb.embed(sents), "sage": lambda: sage.segment(docs)}, 2
     )
+    raws, sages = times["raw"], times["sage"]
+    raw_s, sage_s = sum(raws) / 2, sum(sages) / 2
+
+    def row(name: str, secs: float, chunks: list[Any], starts: list[set[int]]) -> dict[str, Any]:
+        n = sum(map(len, chunks))
+        speed = {"seconds": round(secs, 2), "tokens/s": round(n_tokens / secs), "chunks": n}
+        return {"chunker": name, **speed, **boundary_prf(starts, gold)}
+
+    sage_chunks = outs["sage"][-1]
+    rows = [row("sage (ss 0.55, l 400)", sage_s, sage_chunks, starts(sage_chunks))]
     t0 = time.perf_counter()
     fixed = get_segmenter("fixed", chunk_tokens=200).segment(docs)
-    fs = time.perf_counter() - t0
-    rows.append(
-        {
-            "chunker": "fixed 200",
-            "seconds": round(fs, 2),
-            "tokens/s": round(n_tokens / fs),
-            "chunks": sum(map(len, fixed)),
-            **boundary_prf([{c.start for c in cs} for cs in fixed], gold),
-        }
-    )
+    rows.append(row("fixed 200", time.perf_counter() - t0, fixed, starts(fixed)))
     try:
         ch = None if args.no_chonkie else chonkie_chunker(emb, 400)
     except ImportError:
@@ -158,15 +141,9 @@ def main() -> None:
     if ch is not None:
         t0 = time.perf_counter()
         out = [ch.chunk(d.text) for d in docs]
-        cs = time.perf_counter() - t0
+        name = "chonkie SemanticChunker (defaults, chunk_size 400)"
         rows.append(
-            {
-                "chunker": "chonkie SemanticChunker (defaults, chunk_size 400)",
-                "seconds": round(cs, 2),
-                "tokens/s": round(n_tokens / cs),
-                "chunks": sum(map(len, out)),
-                **boundary_prf([{c.start_index for c in o} for o in out], gold),
-            }
+            row(name, time.perf_counter() - t0, out, [{c.start_index for c in o} for o in out])
         )
     result = {
         "papers": len(docs),
@@ -183,13 +160,10 @@ def main() -> None:
         f"\nraw embedder {n_tokens / raw_s:,.0f} tokens/s; SAGE segmentation "
         f"{n_tokens / sage_s:,.0f} tokens/s (time ratio {sage_s / raw_s:.3f})\n"
     )
-    print("| chunker | seconds | tokens/s | chunks | boundary P | boundary R | boundary F1 |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
-        print(
-            f"| {r['chunker']} | {r['seconds']} | {r['tokens/s']:,} | {r['chunks']} | "
-            f"{r['precision']} | {r['recall']} | {r['f1']} |"
-        )
+    head = ["chunker", "seconds", "tokens/s", "chunks", "boundary P", "boundary R", "boundary F1"]
+    keys = ("chunker", "seconds", "tokens/s", "chunks", "precision", "recall", "f1")
+    cells = [[f"{r[k]:,}" if k == "tokens/s" else r[k] for k in keys] for r in rows]
+    print("\n".join(md_table(head, cells, align="lrrrrrr")))
     if args.out:
         args.out.write_text(json.dumps(result, indent=2) + "\n")
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 import numpy as np
-from common import REPO, RESULTS, free_port, md_table, save_json
+from common import REPO, RESULTS, free_port, md_table, save_json, wait_healthy
 
 QUERIES = [
     "When was the Fresnel lens first installed?",
@@ -65,24 +65,7 @@ def start(index: Path, workers: int, log: Path) -> tuple[subprocess.Popen[bytes]
     cmd += ["--port", str(port)]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-    return proc, wait_healthy(proc, f"http://127.0.0.1:{port}", log, 300)
-
-
-def wait_healthy(proc: subprocess.Popen, url: str, log: Path, seconds: float) -> str:
-    """``url`` once its ``/health`` answers 200; exits with the server's log if it dies or
-    does not answer within ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"server exited with {proc.returncode}:\n{log.read_text()}")
-        try:
-            if httpx.get(url + "/health", timeout=2).status_code == 200:
-                return url
-        except httpx.TransportError:
-            pass
-        time.sleep(0.25)
-    proc.kill()
-    sys.exit(f"server did not become healthy:\n{log.read_text()}")
+    return proc, wait_healthy(proc, f"http://127.0.0.1:{port}", 300, log)
 
 
 def run_level(
@@ -180,7 +163,7 @@ def main() -> None:
             f"examples/corpus index; {os.cpu_count()} CPUs; load average at the end "
             f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}",
             "",
-            *md_table(head, cells),
+            *md_table(head, cells, align="rlrrrrrr"),
         ]
     )
     save_json("serve_load.json", {"rows": rows, "load": load}, indent=1)

@@ -133,10 +133,14 @@ def ci(mean: float, lo: float, hi: float) -> str:
 
 
 # ----------------------------------------------------------------------------- output
-def md_table(head: Sequence[str], rows: Iterable[Sequence[Any]], title: str = "") -> list[str]:
-    """A Markdown table (with an optional ``### title``) as lines; cells are str()-ed."""
+def md_table(
+    head: Sequence[str], rows: Iterable[Sequence[Any]], title: str = "", align: str = ""
+) -> list[str]:
+    """A Markdown table (with an optional ``### title``) as lines; cells are str()-ed.
+    ``align``: one letter a column, ``r`` right-aligned (numbers), anything else left."""
     lines = [f"### {title}", ""] if title else []
-    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rule = "".join("---:|" if a == "r" else "---|" for a in align.ljust(len(head), "l"))
+    lines += ["| " + " | ".join(head) + " |", "|" + rule]
     lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return lines
 
@@ -244,6 +248,26 @@ def run_measured(
     wall = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status)
     return code, wall, usage.ru_maxrss / 1024, out.decode(errors="replace")
+
+
+def wait_healthy(
+    proc: subprocess.Popen[bytes], url: str, seconds: float, log: Path | None = None, poll=0.25
+) -> str:
+    """``url`` once its ``/health`` answers 200 (asked every ``poll`` seconds); exits with the
+    server's ``log`` if it dies or does not answer within ``seconds``."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if httpx.get(url + "/health", timeout=2).status_code == 200:
+                return url
+        except httpx.TransportError:
+            pass
+        time.sleep(poll)
+    why = "did not become healthy" if proc.poll() is None else f"exited with {proc.returncode}"
+    proc.kill()
+    sys.exit(f"server {why}" + (f":\n{log.read_text()}" if log else ""))
 
 
 def free_port() -> int:

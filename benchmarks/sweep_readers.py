@@ -9,14 +9,12 @@ indexed (``check`` reads the index back with ``info --documents --json``).
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bad_input_sweep import Case
+from bad_input_sweep import Case, cli_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import hostile_docs as h
@@ -52,25 +50,8 @@ def _folder(bad: list[tuple[str | bytes, Make]]) -> Callable[[Path, Path], None]
 
 
 def _documents(idx: Path) -> list[dict[str, object]]:
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ragsieve.cli",
-            "info",
-            "--index",
-            str(idx),
-            "--documents",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if p.returncode != 0:
-        return []
-    out = json.loads(p.stdout)
-    return list(out["document_list"])
+    out, _ = cli_json("info", "--index", str(idx), "--documents")
+    return [] if out is None else list(out["document_list"])
 
 
 def _indexed(*names: str, total: int | None = None) -> Callable[[Path, Path, str], str]:

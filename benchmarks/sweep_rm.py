@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import errno
-import json
 import os
 import shutil
 import subprocess
@@ -21,7 +20,7 @@ import sysconfig
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from bad_input_sweep import REPO, Case
+from bad_input_sweep import REPO, Case, cli_json
 
 Setup = Callable[[Path, Path], None]
 Check = Callable[[Path, Path, str], str]
@@ -508,26 +507,12 @@ def _intact_after_full(tmp: Path, idx: Path, out: str) -> str:
     then the tmpfs is unmounted."""
     disk = tmp / "disk"
     try:
-        p = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "ragsieve.cli",
-                "search",
-                "Voyager golden record",
-                "--index",
-                str(disk / "ix"),
-                "--k",
-                "1",
-                "--json",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
+        found, err = cli_json(
+            "search", "Voyager golden record", "--index", str(disk / "ix"), "--k", "1"
         )
-        if p.returncode != 0:
-            return f"search fails after the full disk: {p.stderr.strip()[-100:]}"
-        if "voyager" not in json.loads(p.stdout)["results"][0]["doc_id"]:
+        if found is None:
+            return f"search fails after the full disk: {err.strip()[-100:]}"
+        if "voyager" not in found["results"][0]["doc_id"]:
             return "search no longer finds the Voyager document"
         n = len(_names(tmp, "disk/ix"))
         return "" if n == 4 else f"{n} documents left on the full disk, expected 4"

@@ -38,16 +38,8 @@ from typing import Any
 from common import RESULTS
 
 from ragsieve.data import find_data_dir
+from ragsieve.tag import pools
 from ragsieve.tag.model import OnnxTagger, Passage, Tagged
-from ragsieve.tag.pools import (
-    TOLERANCE,
-    choose_point,
-    dense_order,
-    load_split,
-    mean,
-    measure,
-    naive,
-)
 from ragsieve.tag.prune import prune
 
 THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
@@ -93,7 +85,7 @@ def sweep(
     from ragsieve.embed import get_embedder
 
     data = find_data_dir()
-    sets = {k: v for k, v in load_split(split, data, limit).items() if k in only}
+    sets = {k: v for k, v in pools.load_split(split, data, limit).items() if k in only}
     tagger = CachingTagger(OnnxTagger(model))
     embed = get_embedder("minilm-onnx")
     out: dict[str, Any] = {
@@ -113,7 +105,10 @@ def sweep(
     )
     for name, questions in sets.items():
         t0 = time.perf_counter()
-        base = [naive(q, dense_order(q["question"], q["pool"], embed), budget) for q in questions]
+        base = [
+            pools.naive(q, pools.dense_order(q["question"], q["pool"], embed), budget)
+            for q in questions
+        ]
         points = {}
         for th, pth in grid:
             rows = []
@@ -121,11 +116,11 @@ def sweep(
                 passages = [(t, s) for t, s, _ in q["pool"]]
                 pr = prune(tagger, q["question"], passages, th, hops, 1, pth, decision == "stack")
                 kept = [(k.passage, k.sentence, k.prob) for k in pr.kept]
-                rows.append(measure(kept, q, budget))
-            points[f"{th}/{'floor' if pth is None else pth}"] = mean(rows)
+                rows.append(pools.measure(kept, q, budget))
+            points[f"{th}/{'floor' if pth is None else pth}"] = pools.mean(rows)
         out["sets"][name] = {
             "questions": len(questions),
-            "naive": mean(base),
+            "naive": pools.mean(base),
             "points": points,
             "seconds": round(time.perf_counter() - t0, 1),
         }
@@ -136,12 +131,12 @@ def sweep(
     return out
 
 
-def choose(result: dict, tolerance: float = TOLERANCE) -> tuple[float, float]:
+def choose(result: dict, tolerance: float = pools.TOLERANCE) -> tuple[float, float]:
     """``tag.pools.choose_point`` over the raw grid. With ``tolerance=0`` the shipped model's
     dev sweep picks 0.2/0.5, which keeps the same HotpotQA tokens at 0.045 less answer recall
     than 0.3/0.3 (BENCHMARKS.md)."""
     sets = result["sets"]
-    best = choose_point(
+    best = pools.choose_point(
         {n: s["points"] for n, s in sets.items()},
         {n: s["naive"]["answer_recall"] for n, s in sets.items()},
         tolerance,
