@@ -50,6 +50,14 @@ QWEN_PIP = "pip install " + " ".join(
 
 DEFAULT_N_CTX = 4096
 
+#: The loop guard (:func:`loop_cut`): a reply that ends in a unit repeated back to back, where
+#: the repeats after its first copy cover at least one more copy and this many characters, is
+#: cut after the first copy and stops. 32 characters is about 8 tokens of the same phrase, e.g.
+#: "2.5x100k = " three times more; no reply that stops by itself does that (module tests).
+LOOP_MIN_CHARS = 32
+#: The longest unit (characters) the guard looks for: about two sentences.
+LOOP_MAX_PERIOD = 200
+
 # Token texts (stripped, lower-cased) that count as a positive / negative verdict when scoring
 # the first answer token; "1"/"0" cover SAKI-RAG's binary judge prompt.
 YES_TOKENS: tuple[str, ...] = ("yes", "1", "true")
@@ -220,9 +228,89 @@ def prefer_passive_openmp() -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+def loop_cut(
+    text: str, *, min_chars: int = LOOP_MIN_CHARS, max_period: int = LOOP_MAX_PERIOD
+) -> int | None:
+    """Where to cut ``text`` if it ends in a loop, else None.
+
+    A loop is a unit of 1 to ``max_period`` characters repeated back to back up to the end of
+    ``text``, whose repeats after the first copy cover at least one whole copy and at least
+    ``min_chars`` characters ("2.5x100k = 2.5x100k = 2.5x100k = 2.5x100k = 2.5x"). The cut
+    keeps everything before the loop and its first copy. Shortest unit first, so a run of one
+    character is cut after that character. Checked after every streamed token, so it reads only
+    the tail: O(max_period x repeat length).
+    """
+    n = len(text)
+    for period in range(1, min(max_period, n // 2) + 1):
+        repeat = 0  # characters equal to the one a period earlier, counted back from the end
+        while repeat < n - period and text[n - 1 - repeat] == text[n - 1 - repeat - period]:
+            repeat += 1
+        if repeat >= period and repeat >= min_chars:
+            return n - repeat
+    return None
+
+
 def _one_line(text: object, limit: int = 200) -> str:
     s = " ".join(str(text).split())
     return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+class _LoopGuardedStream:
+    """The callback of a streamed llama.cpp chat completion: gathers the reply and its token
+    counts, and returns True (stop) once the reply ends in a loop or the engine reports an
+    error. It never raises: xllamacpp swallows a callback's exception, so errors are kept."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.finish_reason = ""
+        self.cut: int | None = None
+        self.error: object = None
+        self._usage: dict[str, Any] | None = None
+        self._timings: dict[str, Any] | None = None
+
+    def __call__(self, chunk: object) -> bool:
+        try:
+            return self._take(chunk)
+        except Exception as exc:  # reported by the caller: never raised into llama.cpp
+            self.error = f"unreadable stream chunk: {exc}"
+            return True
+
+    def _take(self, chunk: object) -> bool:
+        if not isinstance(chunk, dict):
+            self.error = f"stream chunk is {type(chunk).__name__}, not a dict"
+            return True
+        if "error" in chunk or {"code", "message"} <= chunk.keys():
+            self.error = chunk.get("error", chunk)
+            return True
+        if chunk.get("usage"):
+            self._usage = chunk["usage"]
+        if chunk.get("timings"):
+            self._timings = chunk["timings"]
+        grew = False
+        for choice in chunk.get("choices") or ():
+            content = (choice.get("delta") or {}).get("content")
+            if content:
+                self.text += content
+                grew = True
+            if choice.get("finish_reason"):
+                self.finish_reason = str(choice["finish_reason"])
+        if grew:
+            self.cut = loop_cut(self.text)
+            if self.cut is not None:
+                self.text = self.text[: self.cut]
+                self.finish_reason = "loop"
+                return True
+        return False
+
+    def usage(self) -> Usage | None:
+        """Prompt and completion tokens: the final chunk's usage, or for a reply stopped early
+        the counts in its last chunk's timings (prompt = cached + evaluated tokens)."""
+        if self._usage is not None and self.cut is None:
+            return Usage(int(self._usage["prompt_tokens"]), int(self._usage["completion_tokens"]))
+        t = self._timings
+        if t is None:
+            return None
+        return Usage(int(t.get("cache_n", 0)) + int(t["prompt_n"]), int(t["predicted_n"]))
 
 
 class LlamaCppLLM:
@@ -242,6 +330,7 @@ class LlamaCppLLM:
         seed: int = 0,
         verbose: bool = False,
         name: str | None = None,
+        loop_guard: bool = True,
     ) -> None:
         if n_ctx < 16:
             raise ConfigError(f"n_ctx must be at least 16, got {n_ctx}")
@@ -253,6 +342,9 @@ class LlamaCppLLM:
         self.seed = seed
         self.verbose = verbose
         self.name = name or f"local:{self.model_path}"
+        self.loop_guard = loop_guard
+        #: Replies the loop guard stopped (finish_reason "loop") since this object was made.
+        self.loops_stopped = 0
         self._server: Any = None
         self._load_lock = threading.Lock()
         self._gen_lock = threading.Lock()
@@ -325,7 +417,13 @@ class LlamaCppLLM:
         temperature: float = 0.0,
         stop: list[str] | None = None,
     ) -> Generation:
-        """Chat completion with the model's own chat template."""
+        """Chat completion with the model's own chat template.
+
+        With ``loop_guard`` (the default) the reply is streamed and checked after every token:
+        a reply that ends in a loop (:func:`loop_cut`) stops there, keeps the text before the
+        loop and one copy of its unit, and has ``finish_reason`` "loop". A reply that does not
+        loop is the same text, tokens and usage as without the guard (greedy decoding either way).
+        """
         request: dict[str, Any] = {
             "messages": messages,
             "max_tokens": max_tokens,
@@ -336,6 +434,8 @@ class LlamaCppLLM:
             request["top_k"] = 1
         if stop:
             request["stop"] = list(stop)
+        if self.loop_guard:
+            return self._generate_guarded(request)
         result = self._chat(request)
         try:
             choice = result["choices"][0]
@@ -351,6 +451,38 @@ class LlamaCppLLM:
             raise LLMError(
                 f"local LLM {self.name} returned an unexpected result shape: {_one_line(exc)}"
             ) from exc
+
+    def _generate_guarded(self, request: dict[str, Any]) -> Generation:
+        """Stream the reply, stopping it when it loops (see :meth:`generate`)."""
+        stream = _LoopGuardedStream()
+        server = self._engine()
+        request = {
+            **request,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "timings_per_token": True,  # token counts in every chunk, for a reply cut short
+        }
+        with self._gen_lock:
+            try:
+                server.handle_chat_completions(request, stream)
+            except (RuntimeError, ValueError, TypeError) as exc:
+                raise LLMError(f"local LLM {self.name} failed: {_one_line(exc)}") from exc
+        if stream.error is not None:
+            err = stream.error
+            msg = err.get("message", err) if isinstance(err, dict) else err
+            hint = "; raise n_ctx or send less context" if "context" in str(msg) else ""
+            raise LLMError(f"local LLM {self.name} failed: {_one_line(msg)}{hint}")
+        usage = stream.usage()
+        if usage is None:
+            raise LLMError(f"local LLM {self.name} streamed no token counts")
+        if stream.cut is not None:
+            self.loops_stopped += 1
+        return Generation(
+            text=stream.text,
+            usage=usage,
+            model=self.model_path.name,
+            finish_reason=stream.finish_reason,
+        )
 
     def next_token_logprobs(
         self, messages: list[dict[str, str]], top: int = 20

@@ -1,0 +1,141 @@
+"""Reader-level measurement: F1 and EM of methods with the local readers, paired 95% intervals.
+
+    .venv/bin/python benchmarks/reader_eval.py --dataset hotpotqa --limit 200 --budget 450 \\
+        --methods naive,tagger --readers local,qwen-0.5b --out DIR
+
+One ``ragsieve eval`` run (:func:`ragsieve.evaluate.runner.run_eval`) per reader and method on
+the same questions; each reader's rows go to ``DIR/<reader>/per_question.jsonl`` (readable by
+``paired_eval.py``) and are reused on a rerun with the same ``--out``. Printed per reader and
+method: F1 and EM with the difference to ``--base`` and its paired bootstrap 95% interval
+(``paired_eval.interval``), prompt and answer tokens, replies that ran to ``--max-tokens``, and
+loops (replies the loop guard stopped, or that ran to the cap ending in a loop). A reader is a
+``get_llm`` spec with optional backend options: ``local[loop_guard=false]``. With
+``--base-reader R`` each method is paired with itself under reader R (a reader change's
+before/after) instead of with ``--base``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from paired_eval import interval
+
+from ragsieve.evaluate.datasets import load_dataset
+from ragsieve.evaluate.runner import EvalConfig, run_eval
+from ragsieve.llm import get_llm
+from ragsieve.llm.local import loop_cut
+from ragsieve.methods import parse_methods
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama.cpp or torch load libgomp
+
+
+def parse_reader(text: str) -> tuple[str, dict[str, Any]]:
+    """``spec[key=value,...]`` -> (spec, options); values are Python literals or strings."""
+    m = re.fullmatch(r"\s*([^\[\]]+?)\s*(?:\[(.*)\])?\s*", text)
+    if not m:
+        raise SystemExit(f"bad reader {text!r}: use SPEC or SPEC[key=value,...]")
+    opts: dict[str, Any] = {}
+    for item in filter(None, (x.strip() for x in (m.group(2) or "").split(","))):
+        key, _, value = item.partition("=")
+        literal = {"true": "True", "false": "False"}.get(value.strip().lower(), value.strip())
+        try:
+            opts[key.strip()] = ast.literal_eval(literal)
+        except (ValueError, SyntaxError):
+            opts[key.strip()] = value.strip()
+    return m.group(1), opts
+
+
+def run_reader(reader: str, args: argparse.Namespace) -> tuple[list[dict], dict[str, int]]:
+    """Per-question rows and loop-guard stops per method of one reader (cached in --out)."""
+    folder = args.out / re.sub(r"[^A-Za-z0-9_.=-]+", "_", reader)
+    rows_file, loops_file = folder / "per_question.jsonl", folder / "loops.json"
+    if rows_file.is_file() and loops_file.is_file():
+        rows = [json.loads(x) for x in rows_file.open(encoding="utf-8")]
+        return rows, json.loads(loops_file.read_text())
+    spec, opts = parse_reader(reader)
+    llm = get_llm(spec, **opts)
+    dataset = load_dataset(args.dataset, limit=args.limit)
+    rows, stopped = [], {}
+    for method in parse_methods(args.methods):  # one run per method: loop stops per method
+        cfg = EvalConfig(methods=[method], budget=args.budget, llm=spec, max_tokens=args.max_tokens)
+        before = getattr(llm, "loops_stopped", 0)
+        rows += run_eval(dataset, cfg, llm=llm)["per_question"]
+        stopped[method.label] = getattr(llm, "loops_stopped", 0) - before
+        print(f"  {reader} {method.label}: done", flush=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows_file.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    loops_file.write_text(json.dumps(stopped))
+    return rows, stopped
+
+
+def cell(per: dict, base: dict, metric: str) -> str:
+    """``mean (diff [lo, hi])`` over the questions both have, or the mean alone."""
+    ids = [i for i in per if per[i].get(metric) is not None]
+    a = np.array([per[i][metric] for i in ids], dtype=float)
+    if per is base:
+        return f"{a.mean():.3f}"
+    ids = [i for i in ids if base.get(i, {}).get(metric) is not None]
+    a = np.array([per[i][metric] for i in ids], dtype=float)
+    mean, lo, hi = interval(a, np.array([base[i][metric] for i in ids], dtype=float))
+    return f"{a.mean():.3f} ({mean:+.3f} [{lo:+.3f}, {hi:+.3f}])"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", required=True, help="a built-in name or a questions JSONL file")
+    ap.add_argument("--limit", type=int, default=200, help="the first N questions")
+    ap.add_argument("--methods", default="naive,tagger")
+    ap.add_argument("--readers", default="local,qwen-0.5b", help="';'-separated reader specs")
+    ap.add_argument("--base", default="naive", help="the method the others are paired with")
+    ap.add_argument("--base-reader", default=None, help="pair with the same method here")
+    ap.add_argument("--budget", type=int, default=None)
+    ap.add_argument("--max-tokens", type=int, default=64)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    readers = [r.strip() for r in re.split(r";|,(?![^\[]*\])", args.readers) if r.strip()]
+    if args.base_reader and args.base_reader not in readers:
+        readers.insert(0, args.base_reader)
+    data = {r: run_reader(r, args) for r in readers}
+    lines = [
+        f"{args.dataset}, first {args.limit} questions, budget {args.budget}, "
+        f"max tokens {args.max_tokens}; base: "
+        + (f"reader {args.base_reader}" if args.base_reader else f"method {args.base}"),
+        "",
+        "| reader | method | F1 (diff [95% CI]) | EM (diff [95% CI]) | prompt tok | answer tok "
+        "| at cap | loops |",
+        "|---|---|---|---|---:|---:|---:|---:|",
+    ]
+    for reader, (rows, stopped) in data.items():
+        by: dict[str, dict[str, dict]] = {}
+        for r in rows:
+            by.setdefault(r["method"], {})[r["id"]] = r
+        for method, per in by.items():
+            if args.base_reader:
+                base = {r["id"]: r for r in data[args.base_reader][0] if r["method"] == method}
+                base = per if reader == args.base_reader else base
+            else:
+                base = by.get(args.base, per)
+            capped = [r for r in per.values() if r.get("completion_tokens", 0) >= args.max_tokens]
+            looped = stopped.get(method, 0) + sum(
+                loop_cut(r.get("prediction", "")) is not None for r in capped
+            )
+            prompt = np.mean([r.get("prompt_tokens", 0) for r in per.values()])
+            answer = np.mean([r.get("completion_tokens", 0) for r in per.values()])
+            lines.append(
+                f"| {reader} | {method} | {cell(per, base, 'f1')} | {cell(per, base, 'em')} "
+                f"| {prompt:.0f} | {answer:.1f} | {len(capped)} | {looped} |"
+            )
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
