@@ -1,12 +1,16 @@
-"""A scripted OpenAI-compatible endpoint on 127.0.0.1 for the feedback loop's tests.
+"""Stand-in OpenAI-compatible endpoints on 127.0.0.1, and the scripted one of the feedback
+loop's tests.
 
-It stands in for the model (the one fake the house rules allow: a third-party service) and is
-reached through the real ``OpenAICompatLLM`` client. Answers are "answer N"; feedback replies
-come from a script; token counts are fixed so the tests can check every sum.
+They stand in for the model (the one fake the house rules allow: a third-party service) and
+are reached through the real ``OpenAICompatLLM`` client. :class:`StandIn` and :func:`serving`
+are what every stand-in shares (the serve tests' too): read a JSON request, answer JSON, serve
+in a thread. The scripted one answers "answer N"; feedback replies come from a script; token
+counts are fixed so the tests can check every sum.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -18,6 +22,47 @@ from typing import Any
 import pytest
 
 from ragsieve.llm.openai_compat import OpenAICompatLLM
+
+
+class StandIn(BaseHTTPRequestHandler):
+    """A quiet request handler with the two steps every stand-in endpoint takes."""
+
+    def read_body(self) -> bytes:
+        """The request body (as long as its ``Content-Length`` says)."""
+        return self.rfile.read(int(self.headers.get("Content-Length", "0")))
+
+    def send_json(self, body: bytes, status: int = 200) -> None:
+        """Answer ``body`` (JSON, or what a faulty server sends as JSON) with ``status``."""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        with contextlib.suppress(OSError):  # the client may have timed out and gone
+            self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def completion(text: str, usage: dict[str, int]) -> bytes:
+    """An OpenAI chat completion whose one choice says ``text``."""
+    choice = {"index": 0, "message": {"role": "assistant", "content": text}}
+    body = {"model": "scripted", "choices": [{**choice, "finish_reason": "stop"}], "usage": usage}
+    return json.dumps(body).encode()
+
+
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on a free port of 127.0.0.1 in a thread: its base URL
+    (``http://127.0.0.1:PORT``); shut down on exit."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 @dataclass
@@ -49,41 +94,14 @@ def scripted() -> Iterator[tuple[Script, str]]:
     script = Script(feedback=["Evaluation Score: 9\nContext Adjustment: -1"])
     lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(StandIn):
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
             with lock:
-                text, usage = script.reply(body["messages"])
-            out = json.dumps(
-                {
-                    "model": "scripted",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": text},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": usage,
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
+                text, usage = script.reply(json.loads(self.read_body())["messages"])
+            self.send_json(completion(text, usage))
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
-    try:
-        yield script, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(Handler) as url:
+        yield script, url + "/v1"
 
 
 def scripted_llm(url: str) -> OpenAICompatLLM:

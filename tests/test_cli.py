@@ -94,19 +94,8 @@ def test_corrupt_index_is_reported_and_debug_shows_traceback(
 
 
 def test_ask_json_with_the_local_llm(sample_index_dir: Path) -> None:
-    p = run(
-        "ask",
-        "Who decoded the honey bee waggle dance?",
-        "--index",
-        str(sample_index_dir),
-        "--method",
-        "naive",
-        "--k",
-        "2",
-        "--max-tokens",
-        "32",
-        "--json",
-    )
+    opts = ["--method", "naive", "--k", "2", "--max-tokens", "32", "--json"]
+    p = run("ask", "Who decoded the honey bee waggle dance?", "-i", str(sample_index_dir), *opts)
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert set(out) >= {"answer", "context", "tokens", "trace", "timings", "cost"}

@@ -6,14 +6,13 @@ index, answering with a scripted OpenAI-compatible LLM that counts its calls."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
 import pytest
+from scripted_llm import StandIn, completion, serving
 from server_helpers import Server, start_server, stop_server
 
 from ragsieve.llm.prompts import JUDGE_SYSTEM
@@ -25,37 +24,20 @@ TIMEOUT = 300
 Q = "Who found the Rosetta Stone?"
 
 
-class _Yes(BaseHTTPRequestHandler):
+class _Yes(StandIn):
     """An OpenAI-compatible endpoint that answers every prompt "yes" and keeps each one."""
 
     prompts: ClassVar[list[Any]] = []
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-        type(self).prompts.append(body["messages"])
-        out = json.dumps(
-            {
-                "choices": [{"message": {"content": "yes"}}],
-                "usage": {"prompt_tokens": 9, "completion_tokens": 1},
-            }
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        type(self).prompts.append(json.loads(self.read_body())["messages"])
+        self.send_json(completion("yes", {"prompt_tokens": 9, "completion_tokens": 1}))
 
 
 @pytest.fixture(scope="module")
 def llm_url() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Yes)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(_Yes) as url:
+        yield url + "/v1"
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,10 @@ closed port, so every /ask hits a connection-refused LLM while /search keeps wor
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from scripted_llm import StandIn, serving
 from server_helpers import Server, start_server, stop_server
 
 from ragsieve.llm.server import free_port
@@ -121,17 +120,14 @@ def test_search_matches_the_python_api(server: Server, sample_index_dir: Path) -
     assert [h["where"] for h in hits] == [where[s.chunk.id] for s in expected]
 
 
+def _ask_naive(server: Server, **extra: Any) -> httpx.Response:
+    """POST /ask: who found the Rosetta Stone, naive's top 2 chunks, at most 32 tokens."""
+    body = {"question": "Who found the Rosetta Stone?", "method": "naive", "k": 2, **extra}
+    return httpx.post(server.url + "/ask", json={**body, "max_tokens": 32}, timeout=120)
+
+
 def test_ask_with_the_local_llm(server: Server) -> None:
-    r = httpx.post(
-        server.url + "/ask",
-        json={
-            "question": "Who found the Rosetta Stone?",
-            "method": "naive",
-            "k": 2,
-            "max_tokens": 32,
-        },
-        timeout=120,
-    )
+    r = _ask_naive(server)
     assert r.status_code == 200, r.text
     body = r.json()
     assert set(body) == ASK_KEYS and body["method"] == "naive"
@@ -146,17 +142,7 @@ def test_ask_with_the_local_llm(server: Server) -> None:
     assert tokens["context"] > 0 and tokens["prompt"] > tokens["context"] // 2
     assert 1 <= tokens["completion"] <= 32
     # A whole-question budget below the first prompt trims the context to fit.
-    r = httpx.post(
-        server.url + "/ask",
-        json={
-            "question": "Who found the Rosetta Stone?",
-            "method": "naive",
-            "k": 2,
-            "max_tokens": 32,
-            "total_budget": body["trace"]["llm"]["call_tokens"][0]["estimate"] - 1,
-        },
-        timeout=120,
-    )
+    r = _ask_naive(server, total_budget=body["trace"]["llm"]["call_tokens"][0]["estimate"] - 1)
     assert r.status_code == 200, r.text
     assert len(r.json()["context"]) == 1 and r.json()["trace"]["total_budget_cap"]["dropped"] == 1
 
@@ -232,38 +218,15 @@ def test_validation_and_limits(server: Server) -> None:
     url = server.url
     for bad in ({"query": ""}, {"query": "x", "k": 0}, {"query": "x", "k": 101}):
         assert httpx.post(url + "/search", json=bad, timeout=HTTP_TIMEOUT).status_code == 422, bad
-    assert (
-        httpx.post(url + "/search", json={"query": "x" * 2001}, timeout=HTTP_TIMEOUT).status_code
-        == 422
-    )
-    assert (
-        httpx.post(
-            url + "/search", json={"query": "x", "retriever": "sql"}, timeout=HTTP_TIMEOUT
-        ).status_code
-        == 422
-    )
-    assert (
-        httpx.post(url + "/search", json={"query": "x", "top": 3}, timeout=HTTP_TIMEOUT).status_code
-        == 422
-    )
-    assert (
-        httpx.post(
-            url + "/ask", json={"question": "x", "budget": 0}, timeout=HTTP_TIMEOUT
-        ).status_code
-        == 422
-    )
-    assert (
-        httpx.post(
-            url + "/ask", json={"question": "x", "total_budget": 0}, timeout=HTTP_TIMEOUT
-        ).status_code
-        == 422
-    )
-    assert (
-        httpx.post(
-            url + "/ask", json={"question": "x", "max_tokens": 4096}, timeout=HTTP_TIMEOUT
-        ).status_code
-        == 422
-    )
+    for path, bad in (
+        ("/search", {"query": "x" * 2001}),
+        ("/search", {"query": "x", "retriever": "sql"}),
+        ("/search", {"query": "x", "top": 3}),
+        ("/ask", {"question": "x", "budget": 0}),
+        ("/ask", {"question": "x", "total_budget": 0}),
+        ("/ask", {"question": "x", "max_tokens": 4096}),
+    ):
+        assert httpx.post(url + path, json=bad, timeout=HTTP_TIMEOUT).status_code == 422, bad
     # Strict types: JSON true, "3" or 3.0 is not an int, 5 is not a query string.
     for bad in ({"query": "x", "k": True}, {"query": "x", "k": "3"}, {"query": 5}):
         r = httpx.post(url + "/search", json=bad, timeout=HTTP_TIMEOUT)
@@ -444,32 +407,21 @@ def test_serve_refuses_to_start_with_one_line_errors(
 
 
 # ----------------------------------------------------------------------------- in-process
-class _Scripted(BaseHTTPRequestHandler):
+class _Scripted(StandIn):
     """An OpenAI-compatible endpoint that misbehaves as its path says."""
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.read_body()
         if "/slow/" in self.path:
             time.sleep(2)
         status, body = (500, b'{"error": "boom"}') if "/5xx/" in self.path else (200, b"{not json")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        with contextlib.suppress(OSError):  # the client may have timed out and gone
-            self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.send_json(body, status)
 
 
 @pytest.fixture(scope="module")
 def scripted_llm() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(_Scripted) as url:
+        yield url
 
 
 @pytest.mark.parametrize(

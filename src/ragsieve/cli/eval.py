@@ -12,14 +12,7 @@ from ragsieve.cli import common
 from ragsieve.errors import InputError
 
 
-def _eval_specs(
-    methods: str | None,
-    config: Path | None,
-    k: int,
-    budget: int | None,
-    retriever: str | None,
-    reranker: str | None,
-) -> list[Any]:
+def _eval_specs(methods: str | None, config: Path | None, run: dict[str, Any]) -> list[Any]:
     """``--methods`` plus the spec of ``--config``, each checked before any work."""
     from ragsieve.methods import check_spec, parse_methods, spec_from_toml
 
@@ -28,7 +21,6 @@ def _eval_specs(
         specs = parse_methods("naive")
     if config is not None:
         specs.append(spec_from_toml(config))
-    run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
     return [check_spec(s, **run) for s in specs]
 
 
@@ -95,12 +87,10 @@ def eval_cmd(
         write_outputs,
     )
 
+    run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
+    prices = {"price_in_per_m": price_in, "price_out_per_m": price_out}
     cfg = EvalConfig(
-        methods=_eval_specs(methods, config, k, budget, retriever, reranker),
-        k=k,
-        budget=budget,
-        retriever=retriever,
-        reranker=reranker,
+        methods=_eval_specs(methods, config, run),
         no_llm=no_llm,
         llm=llm,
         llm_options=common.llm_options(llm_timeout, llm_retries, llm_ctx),
@@ -108,9 +98,9 @@ def eval_cmd(
         total_budget=total_budget,
         chunker=chunker,
         chunk_tokens=chunk_tokens,
-        price_in_per_m=price_in,
-        price_out_per_m=price_out,
         cache_dir=cache_dir,
+        **run,
+        **prices,
     )
     if out is not None:
         common.writable_target(out, "--out", is_dir=True)

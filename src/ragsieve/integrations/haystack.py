@@ -27,22 +27,20 @@ from pathlib import Path
 from typing import Any
 
 from ragsieve.checks import check_path, check_run, check_text
-from ragsieve.integrations import (
-    IndexMethod,
-    MissingExtra,
-    framework_items,
-    piece_meta,
-    titled_passage,
-)
+from ragsieve.integrations import common
 from ragsieve.methods import check_spec
-from ragsieve.pool import DEFAULT_METHOD, PoolResult, PoolSelector
+from ragsieve.pool import DEFAULT_METHOD, PoolResult
 
 try:
     from haystack import Document, component, default_from_dict, default_to_dict
 except ImportError as e:  # pragma: no cover - exercised without the extra
-    raise MissingExtra("haystack", "haystack-ai") from e
+    raise common.MissingExtra("haystack", "haystack-ai") from e
 
 __all__ = ["RagsieveRanker", "RagsieveRetriever"]
+
+#: The init values each component saves (``Pipeline.dumps``), in their order.
+RANKER_PARAMS = ("method", *common.POOL_OPTIONS, "title_key")
+RETRIEVER_PARAMS = ("index", "method", *common.RUN_OPTIONS)
 
 
 @component
@@ -84,32 +82,14 @@ class RagsieveRanker:
         self.index_dir = str(index_dir) if index_dir is not None else None  # serialisable
         self.embedder = embedder
         self.title_key = title_key
-        self.selector = PoolSelector(
-            method,
-            budget=budget,
-            k=k,
-            retriever=retriever,
-            reranker=reranker,
-            index_dir=index_dir,
-            embedder=embedder,
-        )
+        self.selector = common.pool_selector(self)
 
     def warm_up(self) -> None:
         """Make the working index and build the method (Haystack calls this before a run)."""
         self.selector.warm_up()
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            method=self.method,
-            budget=self.budget,
-            k=self.k,
-            retriever=self.retriever,
-            reranker=self.reranker,
-            index_dir=self.index_dir,
-            embedder=self.embedder,
-            title_key=self.title_key,
-        )
+        return default_to_dict(self, **{key: getattr(self, key) for key in RANKER_PARAMS})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RagsieveRanker:
@@ -119,22 +99,22 @@ class RagsieveRanker:
         """The raw selection for ``documents`` (pieces, trace, timings), for provenance. A
         Document without text (``content=None``: a blob, a table) has nothing to select."""
         check_text("query", query)
-        docs = framework_items("documents", documents, Document, "Haystack Documents")
-        passages = [titled_passage(d.content or "", d.meta, self.title_key) for d in docs]
+        docs = common.framework_items("documents", documents, Document, "Haystack Documents")
+        passages = [common.titled_passage(d.content or "", d.meta, self.title_key) for d in docs]
         return self.selector.select(query, passages)
 
     @component.output_types(documents=list[Document])
     def run(self, query: str, documents: list[Document]) -> dict[str, list[Document]]:
         """The selected pieces of ``documents`` for ``query``, as scored Documents."""
         check_text("query", query)
-        docs = framework_items("documents", documents, Document, "Haystack Documents")
+        docs = common.framework_items("documents", documents, Document, "Haystack Documents")
         res = self.select(query, docs)
         out = []
         for p in res.pieces:
             src = docs[p.passage]
             meta = {
                 **src.meta,
-                **piece_meta(p, res.method, src.content),
+                **common.piece_meta(p, res.method, src.content),
                 "ragsieve_source_id": src.id,
             }
             out.append(Document(content=p.text, meta=meta, score=p.score))
@@ -175,30 +155,15 @@ class RagsieveRetriever:
         run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
         check_run(run)
         check_spec(method, **run)
-        self._impl: IndexMethod | None = None
+        self._impl: common.IndexMethod | None = None
 
     def warm_up(self) -> None:
         """Open the index and build the method (Haystack calls this before a run)."""
         if self._impl is None:
-            self._impl = IndexMethod(
-                self.index,
-                self.method,
-                k=self.k,
-                budget=self.budget,
-                retriever=self.retriever,
-                reranker=self.reranker,
-            )
+            self._impl = common.index_method(self)
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            index=self.index,
-            method=self.method,
-            k=self.k,
-            budget=self.budget,
-            retriever=self.retriever,
-            reranker=self.reranker,
-        )
+        return default_to_dict(self, **{key: getattr(self, key) for key in RETRIEVER_PARAMS})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RagsieveRetriever:

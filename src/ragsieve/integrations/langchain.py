@@ -22,18 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ragsieve.checks import check_name, check_text
-from ragsieve.integrations import (
-    IndexMethod,
-    MissingExtra,
-    check_options,
-    config_error,
-    embed_lists,
-    embed_one,
-    framework_items,
-    piece_meta,
-    titled_passage,
-)
-from ragsieve.pool import DEFAULT_METHOD, PoolResult, PoolSelector
+from ragsieve.integrations import common
+from ragsieve.pool import DEFAULT_METHOD, PoolResult
 
 try:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun, Callbacks
@@ -42,12 +32,12 @@ try:
     from langchain_core.retrievers import BaseRetriever
     from pydantic import ConfigDict, PrivateAttr, ValidationError
 except ImportError as e:  # pragma: no cover - exercised without the extra
-    raise MissingExtra("langchain", "langchain-core") from e
+    raise common.MissingExtra("langchain", "langchain-core") from e
 
 __all__ = ["RagsieveCompressor", "RagsieveEmbeddings", "RagsieveRetriever"]
 
 
-class RagsieveCompressor(BaseDocumentCompressor):
+class RagsieveCompressor(common.SelectorOptions, BaseDocumentCompressor):
     """Keep only the evidence: a ragsieve method run on the documents a retriever returned.
 
     The ``base_compressor`` of a ``ContextualCompressionRetriever``. Each returned
@@ -65,45 +55,20 @@ class RagsieveCompressor(BaseDocumentCompressor):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    method: str = DEFAULT_METHOD
-    budget: int | None = None
-    k: int | None = None
-    retriever: str | None = None
-    reranker: str | None = None
-    index_dir: str | Path | None = None
-    embedder: str = "minilm"
-    title_key: str | None = "title"
-    _selector: PoolSelector = PrivateAttr()
-
     def __init__(self, method: str = DEFAULT_METHOD, **kwargs: Any) -> None:
         check_name("method", method, expected="a method spec such as 'tagger' or 'full'")
-        check_options(kwargs)
-        try:
-            super().__init__(method=method, **kwargs)
-        except ValidationError as e:
-            raise config_error("RagsieveCompressor", e) from None
-
-    def model_post_init(self, context: Any, /) -> None:
-        self._selector = PoolSelector(
-            self.method,
-            budget=self.budget,
-            k=self.k,
-            retriever=self.retriever,
-            reranker=self.reranker,
-            index_dir=self.index_dir,
-            embedder=self.embedder,
+        common.checked_init(
+            super().__init__, "RagsieveCompressor", ValidationError, method=method, **kwargs
         )
 
-    @property
-    def selector(self) -> PoolSelector:
-        """The :class:`~ragsieve.pool.PoolSelector` underneath (its working index)."""
-        return self._selector
+    def model_post_init(self, context: Any, /) -> None:
+        self._selector = common.pool_selector(self)
 
     def select(self, documents: Sequence[Document], query: str) -> PoolResult:
         """The raw selection for ``documents`` (pieces, trace, timings), for provenance."""
         check_text("query", query)
-        docs = framework_items("documents", documents, Document, "LangChain Documents")
-        passages = [titled_passage(d.page_content, d.metadata, self.title_key) for d in docs]
+        docs = common.framework_items("documents", documents, Document, "LangChain Documents")
+        passages = [common.titled_passage(d.page_content, d.metadata, self.title_key) for d in docs]
         return self._selector.select(query, passages)
 
     def compress_documents(
@@ -114,22 +79,18 @@ class RagsieveCompressor(BaseDocumentCompressor):
     ) -> Sequence[Document]:
         """The selected pieces of ``documents`` for ``query``, as Documents."""
         check_text("query", query)
-        docs = framework_items("documents", documents, Document, "LangChain Documents")
+        docs = common.framework_items("documents", documents, Document, "LangChain Documents")
         res = self.select(docs, query)
         return [
             Document(
                 page_content=p.text,
                 metadata={
                     **docs[p.passage].metadata,
-                    **piece_meta(p, res.method, docs[p.passage].page_content),
+                    **common.piece_meta(p, res.method, docs[p.passage].page_content),
                 },
             )
             for p in res.pieces
         ]
-
-    def close(self) -> None:
-        """Delete the temporary working index now (else at garbage collection)."""
-        self._selector.close()
 
 
 class RagsieveRetriever(BaseRetriever):
@@ -154,24 +115,13 @@ class RagsieveRetriever(BaseRetriever):
     budget: int | None = None
     retriever: str | None = None
     reranker: str | None = None
-    _impl: IndexMethod = PrivateAttr()
+    _impl: common.IndexMethod = PrivateAttr()
 
     def __init__(self, **kwargs: Any) -> None:
-        check_options(kwargs)
-        try:
-            super().__init__(**kwargs)
-        except ValidationError as e:
-            raise config_error("RagsieveRetriever", e) from None
+        common.checked_init(super().__init__, "RagsieveRetriever", ValidationError, **kwargs)
 
     def model_post_init(self, context: Any, /) -> None:
-        self._impl = IndexMethod(
-            self.index,
-            self.method,
-            k=self.k,
-            budget=self.budget,
-            retriever=self.retriever,
-            reranker=self.reranker,
-        )
+        self._impl = common.index_method(self)
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
@@ -195,8 +145,8 @@ class RagsieveEmbeddings(Embeddings):
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """One normalised vector per text (``texts`` a list of strings; a str is refused)."""
-        return embed_lists(self.model, texts)
+        return common.embed_lists(self.model, texts)
 
     def embed_query(self, text: str) -> list[float]:
         """The vector of one query (the same model as the documents: MiniLM is symmetric)."""
-        return embed_one(self.model, text)
+        return common.embed_one(self.model, text)

@@ -25,23 +25,13 @@ from typing import Any
 
 from ragsieve.checks import check_name, check_text
 from ragsieve.errors import InputError
-from ragsieve.integrations import (
-    IndexMethod,
-    MissingExtra,
-    check_options,
-    config_error,
-    embed_lists,
-    embed_one,
-    framework_items,
-    piece_meta,
-    titled_passage,
-)
-from ragsieve.pool import DEFAULT_METHOD, PoolResult, PoolSelector
+from ragsieve.integrations import common
+from ragsieve.pool import DEFAULT_METHOD, PoolResult
 
 try:
     from llama_index.core.base.base_retriever import BaseRetriever
     from llama_index.core.base.embeddings.base import BaseEmbedding
-    from llama_index.core.bridge.pydantic import PrivateAttr, ValidationError
+    from llama_index.core.bridge.pydantic import ValidationError
     from llama_index.core.callbacks import CallbackManager
     from llama_index.core.postprocessor.types import BaseNodePostprocessor
     from llama_index.core.schema import (
@@ -52,7 +42,7 @@ try:
         TextNode,
     )
 except ImportError as e:  # pragma: no cover - exercised without the extra
-    raise MissingExtra("llamaindex", "llama-index-core") from e
+    raise common.MissingExtra("llamaindex", "llama-index-core") from e
 
 __all__ = ["RagsieveEmbedding", "RagsievePostprocessor", "RagsieveRetriever"]
 
@@ -69,7 +59,7 @@ def _node(text: str, node_id: str, meta: dict[str, Any], hidden: list[str]) -> T
     )
 
 
-class RagsievePostprocessor(BaseNodePostprocessor):
+class RagsievePostprocessor(common.SelectorOptions, BaseNodePostprocessor):
     """Keep only the evidence: a ragsieve method run on the nodes a retriever returned.
 
     Returns one ``NodeWithScore`` per selected sentence (or passage, as the method's unit is),
@@ -86,48 +76,23 @@ class RagsievePostprocessor(BaseNodePostprocessor):
     33
     """
 
-    method: str = DEFAULT_METHOD
-    budget: int | None = None
-    k: int | None = None
-    retriever: str | None = None
-    reranker: str | None = None
-    index_dir: str | Path | None = None
-    embedder: str = "minilm"
-    title_key: str | None = "title"
-    _selector: PoolSelector = PrivateAttr()
-
     def __init__(self, method: str = DEFAULT_METHOD, **kwargs: Any) -> None:
         check_name("method", method, expected="a method spec such as 'tagger' or 'full'")
-        check_options(kwargs)
-        try:
-            super().__init__(method=method, **kwargs)
-        except ValidationError as e:
-            raise config_error("RagsievePostprocessor", e) from None
-        self._selector = PoolSelector(
-            self.method,
-            budget=self.budget,
-            k=self.k,
-            retriever=self.retriever,
-            reranker=self.reranker,
-            index_dir=self.index_dir,
-            embedder=self.embedder,
+        common.checked_init(
+            super().__init__, "RagsievePostprocessor", ValidationError, method=method, **kwargs
         )
+        self._selector = common.pool_selector(self)
 
     @classmethod
     def class_name(cls) -> str:
         return "RagsievePostprocessor"
 
-    @property
-    def selector(self) -> PoolSelector:
-        """The :class:`~ragsieve.pool.PoolSelector` underneath (its working index)."""
-        return self._selector
-
     def select(self, nodes: list[NodeWithScore], query: str) -> PoolResult:
         """The raw selection for ``nodes`` (pieces, trace, timings), for provenance."""
         check_text("query_str", query)
-        items = framework_items("nodes", nodes, NodeWithScore, "NodeWithScore")
+        items = common.framework_items("nodes", nodes, NodeWithScore, "NodeWithScore")
         passages = [
-            titled_passage(
+            common.titled_passage(
                 n.node.get_content(metadata_mode=MetadataMode.NONE), n.node.metadata, self.title_key
             )
             for n in items
@@ -146,7 +111,7 @@ class RagsievePostprocessor(BaseNodePostprocessor):
                 f"query_bundle must be a QueryBundle, got {type(query_bundle).__name__}"
             )
         check_text("query_str", query_bundle.query_str)
-        nodes = framework_items("nodes", nodes, NodeWithScore, "NodeWithScore")
+        nodes = common.framework_items("nodes", nodes, NodeWithScore, "NodeWithScore")
         res = self.select(nodes, query_bundle.query_str)
         out = []
         for p in res.pieces:
@@ -156,17 +121,15 @@ class RagsievePostprocessor(BaseNodePostprocessor):
                 p.chunk_id,
                 {
                     **src.metadata,
-                    **piece_meta(p, res.method, src.get_content(metadata_mode=MetadataMode.NONE)),
+                    **common.piece_meta(
+                        p, res.method, src.get_content(metadata_mode=MetadataMode.NONE)
+                    ),
                 },
                 list(src.excluded_llm_metadata_keys),
             )
             node.relationships[NodeRelationship.SOURCE] = src.as_related_node_info()
             out.append(NodeWithScore(node=node, score=p.score))
         return out
-
-    def close(self) -> None:
-        """Delete the temporary working index now (else at garbage collection)."""
-        self._selector.close()
 
 
 class RagsieveRetriever(BaseRetriever):
@@ -194,7 +157,7 @@ class RagsieveRetriever(BaseRetriever):
         reranker: str | None = None,
         callback_manager: CallbackManager | None = None,
     ) -> None:
-        self._impl = IndexMethod(
+        self._impl = common.IndexMethod(
             index, method, k=k, budget=budget, retriever=retriever, reranker=reranker
         )
         super().__init__(callback_manager=callback_manager)
@@ -227,7 +190,7 @@ class RagsieveEmbedding(BaseEmbedding):
         try:
             super().__init__(**kwargs)
         except ValidationError as e:
-            raise config_error("RagsieveEmbedding", e) from None
+            raise common.config_error("RagsieveEmbedding", e) from None
         check_name("model_name", self.model_name, expected="an embedder name such as 'minilm'")
 
     @classmethod
@@ -235,13 +198,13 @@ class RagsieveEmbedding(BaseEmbedding):
         return "RagsieveEmbedding"
 
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-        return embed_lists(self.model_name, texts)
+        return common.embed_lists(self.model_name, texts)
 
     def _get_text_embedding(self, text: str) -> list[float]:
-        return embed_one(self.model_name, text)
+        return common.embed_one(self.model_name, text)
 
     def _get_query_embedding(self, query: str) -> list[float]:
-        return embed_one(self.model_name, query, "query")
+        return common.embed_one(self.model_name, query, "query")
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
         return self._get_query_embedding(query)
