@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragsieve.rerank.train import base_model_path
 from ragsieve.tag.encode import MAX_QUESTION_TOKENS, NO_SENTENCE, PassageEncoder, load_tokenizer
+from ragsieve.training.minilm import base_model_path
 
 
 @pytest.fixture(scope="module")

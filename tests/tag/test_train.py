@@ -191,7 +191,8 @@ def test_a_time_limited_run_resumes_through_the_harness_and_exports(
 ) -> None:
     """Through :func:`train`, as ``train-tagger`` runs it. (That a resumed run ends on the
     uninterrupted run's weights, bit for bit, is the harness's loop: tests/training.)"""
-    from ragsieve.tag.train import DEV_THRESHOLDS, TaggerTrainConfig, set_operating_point, train
+    from ragsieve.tag.card import DEV_THRESHOLDS, set_operating_point
+    from ragsieve.tag.train import TaggerTrainConfig, train
 
     cfg = TaggerTrainConfig(
         sizes=TINY, batch_size=4, max_length=128, hotpot_repeat=1, dev_per_source=3
@@ -246,7 +247,7 @@ def test_the_shipped_tagger_read_back_into_torch_scores_as_its_onnx_file(
     read) covers every weight of the network, and the dequantised fp32 network ranks the
     sentences as the int8 session does."""
     from ragsieve.tag.encode import PassageEncoder, load_tokenizer
-    from ragsieve.tag.train import build_net, onnx_state_dict, sentence_logits_torch
+    from ragsieve.tag.net import build_net, onnx_state_dict, sentence_logits_torch
     from ragsieve.text import sentence_texts
 
     model_dir = shipped_model_dir()
@@ -291,7 +292,7 @@ def test_a_fit_json_from_before_the_harness_still_exports() -> None:
     on a GPU machine before the harness (run options beside the recipe) and of one written
     now; an unknown option is a one-line error."""
     from ragsieve.errors import ConfigError
-    from ragsieve.tag.train import DEFAULT_RUN, TaggerTrainConfig, split_config
+    from ragsieve.tag.recipe import DEFAULT_RUN, TaggerTrainConfig, split_config
 
     recipe = asdict(TaggerTrainConfig())
     before = {**recipe, "seed": 13, "threads": 8, "device": "cuda", "time_limit_min": 5.0}
@@ -324,7 +325,7 @@ def test_the_gpu_steps_fit_a_plain_word_option_and_refuse_bad_input_in_one_line(
     """``python -m ragsieve.tag.train fit`` as a GPU lease runs it (here on the CPU, a few
     real examples): ``--set teacher=none`` reaches the recipe the weights record; every bad
     input is one line and exit 2 before any data is read, and leaves ``--out`` unwritten."""
-    from ragsieve.tag.train import load_weights
+    from ragsieve.tag.net import load_weights
 
     path = tmp_path / "examples.jsonl.xz"
     save_examples(path, [e for e in examples if e.split == "train"][:24])

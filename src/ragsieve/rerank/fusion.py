@@ -242,34 +242,21 @@ def build_fusion_lists(
     MS MARCO dev-small: a query against its positive plus the ``negatives`` best BM25 matches
     among the other queries' positives (hard, as a first-stage retriever would return them).
     """
-    from ragsieve.data import (
-        QASPER_TRAIN_P,
-        QASPER_TRAIN_Q,
-        gold_paragraphs,
-        msmarco_positives,
-        qasper_papers,
-        read_training_json,
-    )
+    from ragsieve.data import msmarco_positives
     from ragsieve.rerank.bm25 import BM25Index
-    from ragsieve.rerank.train import _norm
+    from ragsieve.rerank.sources import other_positives, qasper_train
 
     rng = random.Random(seed)
-    papers = qasper_papers(data_dir / QASPER_TRAIN_P)
-    lists: list[TrainList] = []
-    for q in read_training_json(data_dir / QASPER_TRAIN_Q):
-        paras = papers.get(q["paper_id"])
-        if not paras or len(paras) < 3:
-            continue
-        gold = frozenset(gold_paragraphs(q, paras))
-        if gold:
-            lists.append(TrainList(q["question"].strip(), tuple(paras), gold, "qasper"))
+    lists = [
+        TrainList(q["question"].strip(), tuple(paras), frozenset(gold), "qasper")
+        for q, paras, gold in qasper_train(data_dir)
+    ]
     lists = rng.sample(lists, min(qasper, len(lists)))
 
     queries, passages = msmarco_positives(data_dir)
     index = BM25Index(passages)
     for qi in rng.sample(range(len(queries)), min(msmarco, len(queries))):
-        ranked = [int(i) for i in index.top(queries[qi], negatives + 5)]
-        negs = [i for i in ranked if i != qi and _norm(passages[i]) != _norm(passages[qi])]
+        negs = other_positives(index, queries, passages, qi, negatives + 5)
         cands = [qi, *negs[:negatives]]
         rng.shuffle(cands)
         gold = frozenset(k for k, i in enumerate(cands) if i == qi)
@@ -342,7 +329,8 @@ def train_fusion(
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Build training lists, compute features with the shipped models, fit, write ``out``."""
-    from ragsieve.rerank.train import TRAIN_FILES, sha256_file
+    from ragsieve.data import sha256_file
+    from ragsieve.rerank.train import TRAIN_FILES
 
     t0 = time.perf_counter()
     lists = build_fusion_lists(data_dir, qasper, msmarco, negatives, seed)

