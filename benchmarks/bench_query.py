@@ -275,7 +275,7 @@ def select_table(res: dict[str, Any]) -> str:
 
 def save(name: str, data: dict[str, Any], table: str) -> None:
     save_json("query.json", data, key=name, indent=1)
-    save_section("query.md", name, table)
+    save_section("query.md", name, table, "bench_query.py")
     print(table)
 
 

@@ -166,10 +166,11 @@ def save_json(name: str, data: Any, key: str | None = None, indent: int = 2) -> 
     return path
 
 
-def save_section(name: str, title: str, table: str) -> Path:
-    """Replace (or add) the ``## title`` section of the Markdown file ``RESULTS/name``."""
+def save_section(name: str, title: str, table: str, header: str = "") -> Path:
+    """Replace (or add) the ``## title`` section of the Markdown file ``RESULTS/name`` (a new
+    file starts with the line ``# header``)."""
     md = RESULTS / name
-    text = md.read_text() if md.is_file() else f"# {Path(name).stem}\n"
+    text = md.read_text() if md.is_file() else f"# {header or Path(name).stem}\n"
     marker = f"\n## {title}\n"
     if marker in text:
         head, _, rest = text.partition(marker)
