@@ -18,8 +18,8 @@ import ragsieve
 SRC = Path(ragsieve.__file__).resolve().parent
 
 #: Floors from the ground up: a module imports only its own floor and those below. Entry
-#: points (``ragsieve/__init__``, ``cli``, ``serve``, ``integrations`` and every ``*/cli.py``)
-#: are the top floor.
+#: points (``ragsieve/__init__``, the ``cli`` package, ``serve``, ``integrations`` and every
+#: ``*/cli.py``) are the top floor.
 FLOORS: list[set[str]] = [
     {"errors", "types", "data", "checks", "defaults"},
     {"text", "io", "metrics", "formats", "progress", "titles"},

@@ -3,7 +3,6 @@ saved and loaded; RagsieveRetriever over an index as a pipeline component."""
 
 from __future__ import annotations
 
-import doctest
 import os
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from haystack import Document, Pipeline
 from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
-import ragsieve.integrations.haystack as hs
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.formats import locate
 from ragsieve.index import Index
@@ -26,6 +24,8 @@ from ragsieve.integrations import META_KEYS
 from ragsieve.integrations.haystack import RagsieveRanker, RagsieveRetriever
 
 pytestmark = pytest.mark.integration
+
+TEXT = "In 1822 Champollion announced the decipherment of the hieroglyphs."
 
 ALLOW = "ragsieve.integrations.haystack"
 
@@ -123,14 +123,6 @@ def test_index_retriever_in_a_pipeline(sample_index_dir: Path) -> None:
         assert scores == sorted(scores, reverse=True)
 
 
-def test_the_docstring_examples_run() -> None:
-    failed, attempted = doctest.testmod(hs, optionflags=doctest.ELLIPSIS)
-    assert attempted >= 10 and failed == 0
-
-
-TEXT = "In 1822 Champollion announced the decipherment of the hieroglyphs."
-
-
 @pytest.mark.parametrize(
     ("call", "error", "fragments"),
     [
@@ -172,7 +164,9 @@ def test_a_bad_query_on_the_index_retriever_is_one_line(sample_index_dir: Path) 
     assert r.run(QUESTION)["documents"]  # and the retriever still answers
 
 
-def test_each_document_says_where_it_sits(located: Any, sample_index_dir: Path) -> None:
+def test_each_document_says_where_it_sits(
+    located: Any, assert_located: Any, sample_index_dir: Path
+) -> None:
     """``ragsieve_where``: a piece's heading or page, read from its source Document's own text
     (a Markdown file's headings, a PDF's pages split by form feeds), "" where the text has
     neither; over an index, from the indexed document (the sample corpus's headings)."""
@@ -180,17 +174,10 @@ def test_each_document_says_where_it_sits(located: Any, sample_index_dir: Path) 
     by_id = {d.id: d.content for d in docs}
     ranker = RagsieveRanker()
     try:
-        for question, where in [
-            (located.markdown_question, located.markdown_where),
-            (located.pdf_question, located.pdf_where),
-        ]:
-            out = ranker.run(question, docs)["documents"]
-            hit = next(d for d in out if "1822" in d.content or "Albatross" in d.content)
-            assert hit.meta["ragsieve_where"] == where
-            for d in out:
-                m = d.meta
-                at = locate(by_id[m["ragsieve_source_id"]], m["ragsieve_start"], m["ragsieve_end"])
-                assert m["ragsieve_where"] == at and at
+        assert_located(
+            lambda q: [(d.content, d.meta) for d in ranker.run(q, docs)["documents"]],
+            lambda m: by_id[m["ragsieve_source_id"]],
+        )
         plain = [Document(content="Champollion announced the decipherment in 1822.")]
         out = ranker.run(QUESTION, plain)["documents"]
         assert out and all(d.meta["ragsieve_where"] == "" for d in out)

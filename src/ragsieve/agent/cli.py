@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -36,15 +34,13 @@ def train_agent_cmd(
     cfg = AgentTrainConfig(qasper=qasper, msmarco=msmarco, epochs=epochs, pairs=pairs)
     meta = train_agent(out, find_data_dir(data_dir), cfg, log=train_cli.log, opts=opts)
     t = meta["training"]
-    if as_json:
-        sys.stdout.write(json.dumps(meta, indent=2) + "\n")
-    elif not t["train"]["finished"]:
-        typer.echo(f"stopped early (rerun to resume): nothing written but the checkpoint -> {out}")
-    else:
-        typer.echo(
-            f"trained on {t['labelled']} labelled queries ({t['label_counts']}), "
-            f"train accuracy {t['train_accuracy']:.2f} -> {out}"
-        )
+    line = (
+        f"trained on {t['labelled']} labelled queries ({t['label_counts']}), "
+        f"train accuracy {t['train_accuracy']:.2f} -> {out}"
+        if t["train"]["finished"]
+        else f"{train_cli.STOPPED}: nothing written but the checkpoint -> {out}"
+    )
+    train_cli.report(meta, as_json, lambda: line)
 
 
 def register(app: typer.Typer) -> None:

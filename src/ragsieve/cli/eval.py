@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ragsieve.cli import common
+import ragsieve.cli.common as common
 from ragsieve.errors import InputError
 
 

@@ -27,6 +27,18 @@ from ragsieve.cli.common import (
 from ragsieve.defaults import DEFAULT_METHOD
 from ragsieve.errors import InputError
 
+#: What ``--method`` means to each command (the methods, an example spec, the default).
+METHOD_HELP = {
+    "search": "Select with a method instead (tagger, naive, sage, carrot, pareto, saki, full; "
+    f"'carrot[iterations=20]'; the default of ask and explain: {DEFAULT_METHOD}): "
+    "prints the context it would give the LLM.",
+    "ask": f"Method spec (default {DEFAULT_METHOD}): tagger (naive's top --k chunks, only "
+    "the sentences the evidence tagger keeps), naive, sage, carrot, pareto, saki, full, "
+    "'full[unit=passage]'.",
+    "explain": f"A method spec (default {DEFAULT_METHOD}, as ask): tagger, naive, sage, "
+    "carrot, pareto, saki, full, 'sage[min_k=3]'.",
+}
+
 
 def _snippet(text: str, n: int = 160) -> str:
     t = " ".join(text.split())
@@ -41,14 +53,7 @@ def search(
     reranker: Annotated[
         str | None, typer.Option(help="Rerank candidates: bi-encoder | cross-encoder name.")
     ] = None,
-    method: Annotated[
-        str | None,
-        typer.Option(
-            help="Select with a method instead (tagger, naive, sage, carrot, pareto, saki, full; "
-            f"'carrot[iterations=20]'; the default of ask and explain: {DEFAULT_METHOD}): "
-            "prints the context it would give the LLM."
-        ),
-    ] = None,
+    method: Annotated[str | None, typer.Option(help=METHOD_HELP["search"])] = None,
     budget: Annotated[
         int | None, typer.Option(min=1, help="Token budget for --method (a ceiling).")
     ] = None,
@@ -131,14 +136,7 @@ def _names(idx: Any, hits: Any) -> dict[str, str]:
 def ask(
     question: Annotated[str, typer.Argument(help="The question.", callback=utf8_text)],
     index_dir: IndexOpt,
-    method: Annotated[
-        str | None,
-        typer.Option(
-            help=f"Method spec (default {DEFAULT_METHOD}): tagger (naive's top --k chunks, only "
-            "the sentences the evidence tagger keeps), naive, sage, carrot, pareto, saki, full, "
-            "'full[unit=passage]'."
-        ),
-    ] = None,
+    method: Annotated[str | None, typer.Option(help=METHOD_HELP["ask"])] = None,
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Chunks (top-k).")] = 10,
     budget: Annotated[
         int | None,
@@ -223,13 +221,7 @@ def ask(
 def explain(
     question: Annotated[str, typer.Argument(help="The question.", callback=utf8_text)],
     index_dir: IndexOpt,
-    method: Annotated[
-        str | None,
-        typer.Option(
-            help=f"A method spec (default {DEFAULT_METHOD}, as ask): tagger, naive, sage, "
-            "carrot, pareto, saki, full, 'sage[min_k=3]'."
-        ),
-    ] = None,
+    method: Annotated[str | None, typer.Option(help=METHOD_HELP["explain"])] = None,
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Top-k where used.")] = 10,
     budget: Annotated[int | None, typer.Option(min=1, help="Token budget (a ceiling).")] = None,
     retriever: MethodRetrieverOpt = None,

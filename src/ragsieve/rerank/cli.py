@@ -54,12 +54,10 @@ def train_reranker(
         qasper_groups=qasper_groups, msmarco_groups=msmarco_groups, max_length=max_length
     )
     info = train(out, find_data_dir(data_dir), cfg, log=train_cli.log, opts=opts)
-    if as_json:
-        sys.stdout.write(json.dumps(info, indent=2) + "\n")
-    else:
-        done = info["train"]
-        state = "trained" if done["finished"] else "stopped early (rerun to resume)"
-        typer.echo(f"{state} in {done['seconds']:.0f}s on {info['pairs']} pairs -> {out}")
+    done = info["train"]
+    state = "trained" if done["finished"] else train_cli.STOPPED
+    line = f"{state} in {done['seconds']:.0f}s on {info['pairs']} pairs -> {out}"
+    train_cli.report(info, as_json, lambda: line)
 
 
 def train_fusion_cmd(
@@ -176,10 +174,7 @@ def eval_reranker(
     result = run_eval(
         names, sets, n=n, seed=seed, data_dir=find_data_dir(data_dir), log=train_cli.log
     )
-    if as_json:
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
-    else:
-        typer.echo(format_table(result))
+    train_cli.report(result, as_json, lambda: format_table(result))
 
 
 def register(app: typer.Typer) -> None:

@@ -62,15 +62,13 @@ def train_tagger(
     sizes = replace(SourceSizes(), **dict.fromkeys(names, 0))
     cfg = TaggerTrainConfig(epochs=epochs, leave_out=names, sizes=sizes, teacher=teacher)
     info = train(out, find_data_dir(data_dir), cfg, log=train_cli.log, opts=opts)
-    if as_json:
-        sys.stdout.write(json.dumps(info, indent=2) + "\n")
-    else:
-        done = info["train"]
-        state = "done" if done["finished"] else "stopped early (rerun to resume)"
-        typer.echo(
-            f"{state}: {done['steps']}/{done['scheduled_steps']} steps in {done['seconds']:.0f}s, "
-            f"threshold {info['threshold']} -> {out}"
-        )
+    done = info["train"]
+    state = "done" if done["finished"] else train_cli.STOPPED
+    line = (
+        f"{state}: {done['steps']}/{done['scheduled_steps']} steps in {done['seconds']:.0f}s, "
+        f"threshold {info['threshold']} -> {out}"
+    )
+    train_cli.report(info, as_json, lambda: line)
 
 
 def prune_cmd(

@@ -8,9 +8,11 @@ device before any data is read.
 
 from __future__ import annotations
 
+import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -57,3 +59,16 @@ def log(msg: str) -> None:
     """Progress lines go to stderr (stdout carries the result, ``--json`` included)."""
     sys.stderr.write(msg + "\n")
     sys.stderr.flush()
+
+
+#: What a ``train-*`` command says of a run that stopped at its time or step limit.
+STOPPED = "stopped early (rerun to resume)"
+
+
+def report(record: dict[str, Any], as_json: bool, summary: Callable[[], str]) -> None:
+    """A command's result on stdout: its record as JSON with ``--json``, else the line (or
+    lines) ``summary()`` writes."""
+    if as_json:
+        sys.stdout.write(json.dumps(record, indent=2) + "\n")
+    else:
+        typer.echo(summary())
