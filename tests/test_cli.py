@@ -62,7 +62,7 @@ def test_bad_inputs_give_one_line_errors_and_leave_the_index_alone(
     assert_one_line_error(
         run("index", str(empty), "--index", str(writable_index), "--chunk-tokens", "50"),
         2,
-        "was built with chunk_tokens=200",
+        "was built with --chunk-tokens 200",
     )
     assert_one_line_error(run("search", "  ", "--index", str(writable_index)), 2, "empty")
     assert_one_line_error(

@@ -69,17 +69,6 @@ def test_info_is_human_readable_and_lists_documents(writable_index: Path) -> Non
     assert "rosetta-stone.md" in p.stdout and "chunk" in p.stdout
 
 
-def test_asking_for_a_sentence_table_names_it_and_offers_force(writable_index: Path) -> None:
-    line = assert_one_line_error(
-        run(
-            "index", str(writable_index / "nothing"), "--index", str(writable_index), "--sentences"
-        ),
-        2,
-        "sentences=(unset) (asked True)",
-    )
-    assert "was built with ;" not in line and "--force" in line
-
-
 def _corpus(root: Path, *rels: str) -> dict[str, str]:
     """Small text files under ``root``; relative name -> document id."""
     ids = {}

@@ -187,8 +187,9 @@ def index(
         bool,
         typer.Option(
             "--sentences",
-            help="New index: also store sentences with Pareto vectors and SAKI links "
-            "(needed by --method pareto / saki / full; local engine only).",
+            help="Also store sentences with Pareto vectors and SAKI links (added to an existing "
+            "index from its stored chunks; needed by --method pareto / saki / full; local "
+            "engine only).",
         ),
     ] = False,
     pareto_context: Annotated[
