@@ -1,4 +1,5 @@
-"""The local readers do not loop (issue 44 item 5): the loop guard of the llama.cpp backend.
+"""The local readers do not loop (issue 44 item 5): the loop guard of the llama.cpp backend,
+and the end of a short answer at its first line.
 
 A user's answer ran to the 256-token cap as "2.5x100k = 2.5x100k = ...". The rule
 (:func:`ragsieve.llm.local.loop_cut`) is tested on texts; the guard on the real packaged
@@ -9,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from ragsieve.llm import build_answer_messages
+from ragsieve.llm import build_answer_messages, build_feedback_messages, build_judge_messages
 from ragsieve.llm.local import LlamaCppLLM, loop_cut
+from ragsieve.llm.prompts import is_answer_prompt
 
 # A manual page's formula and its table: greedy SmolLM2 answers with formulas that cycle
 # through "1200k + 2xblock size = 1200k + 4xblock size = ..." until the cap.
@@ -79,7 +81,7 @@ def test_loop_cut_thresholds() -> None:
 @pytest.mark.integration
 def test_guard_stops_a_looping_answer_early(local_llm: LlamaCppLLM) -> None:
     messages = build_answer_messages(LOOP_QUESTION, LOOP_CONTEXT)
-    unguarded = LlamaCppLLM(local_llm.model_path, n_ctx=2048, loop_guard=False)
+    unguarded = LlamaCppLLM(local_llm.model_path, n_ctx=2048, loop_guard=False, short_answer=False)
     try:
         raw = unguarded.generate(messages, max_tokens=256)
     finally:
@@ -108,7 +110,7 @@ def test_guard_leaves_a_reply_that_does_not_loop_unchanged(local_llm: LlamaCppLL
         "What is the capital of Zubrowka?",
         ["Zubrowka exports cheese and timber.", "The capital of Zubrowka is Lutz."],
     )
-    unguarded = LlamaCppLLM(local_llm.model_path, n_ctx=2048, loop_guard=False)
+    unguarded = LlamaCppLLM(local_llm.model_path, n_ctx=2048, loop_guard=False, short_answer=False)
     try:
         raw = unguarded.generate(messages, max_tokens=48)
     finally:
@@ -116,3 +118,36 @@ def test_guard_leaves_a_reply_that_does_not_loop_unchanged(local_llm: LlamaCppLL
     assert local_llm.generate(messages, max_tokens=48) == raw
     assert raw.finish_reason == "stop"
     assert "Lutz" in raw.text
+
+
+def test_only_answer_prompts_end_at_the_first_line() -> None:
+    assert is_answer_prompt(build_answer_messages("Who?", ["Lutz is the capital."]))
+    assert is_answer_prompt(build_answer_messages("Which?", ["x"], options=["Lutz", "Paris"]))
+    assert not is_answer_prompt([{"role": "user", "content": "Tell me a story."}])
+    assert not is_answer_prompt(build_feedback_messages("Who?", ["x"], "Lutz"))
+    assert not is_answer_prompt(build_judge_messages("Who?", "x"))
+    assert not is_answer_prompt([])
+
+
+@pytest.mark.integration
+def test_short_answer_ends_at_the_first_line(local_llm: LlamaCppLLM) -> None:
+    # greedy SmolLM2 answers this with a numbered list over several lines, then repeats it
+    messages = build_answer_messages(
+        "What are the steps to install the package?",
+        ["To install, run ./configure, then make, then make install as root."],
+    )
+    unguarded = LlamaCppLLM(local_llm.model_path, n_ctx=2048, loop_guard=False, short_answer=False)
+    try:
+        raw = unguarded.generate(messages, max_tokens=64)
+    finally:
+        unguarded.close()
+    assert "\n" in raw.text.strip()
+
+    assert local_llm.short_answer  # the default
+    gen = local_llm.generate(messages, max_tokens=64)
+    assert gen.finish_reason == "stop"
+    assert gen.text == raw.text[: raw.text.index("\n", 1)]
+    assert gen.text.strip() and "\n" not in gen.text
+    assert gen.usage.completion_tokens < raw.usage.completion_tokens
+    # a stop given by the caller replaces the line end
+    assert "\n" in local_llm.generate(messages, max_tokens=64, stop=["zzz"]).text

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsieve.errors import ConfigError, LLMError
+from ragsieve.llm.prompts import is_answer_prompt
 from ragsieve.types import Generation, Usage
 
 GGUF_MAGIC = b"GGUF"
@@ -257,13 +258,17 @@ def _one_line(text: object, limit: int = 200) -> str:
 
 class _LoopGuardedStream:
     """The callback of a streamed llama.cpp chat completion: gathers the reply and its token
-    counts, and returns True (stop) once the reply ends in a loop or the engine reports an
-    error. It never raises: xllamacpp swallows a callback's exception, so errors are kept."""
+    counts, and returns True (stop) once the reply ends in a loop (``loops``), its first line
+    with text has ended (``one_line``) or the engine reports an error. It never raises:
+    xllamacpp swallows a callback's exception, so errors are kept for the caller."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, loops: bool = True, one_line: bool = False) -> None:
+        self.loops = loops
+        self.one_line = one_line
         self.text = ""
         self.finish_reason = ""
         self.cut: int | None = None
+        self.ended = False  # stopped at the end of the first line
         self.error: object = None
         self._usage: dict[str, Any] | None = None
         self._timings: dict[str, Any] | None = None
@@ -294,7 +299,15 @@ class _LoopGuardedStream:
                 grew = True
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
-        if grew:
+        if not grew:
+            return False
+        if self.one_line and self.text.strip():
+            end = self.text.find("\n", len(self.text) - len(self.text.lstrip()))
+            if end >= 0:  # the first line with text has ended
+                self.text, self.ended = self.text[:end], True
+                self.finish_reason = "stop"
+                return True
+        if self.loops:
             self.cut = loop_cut(self.text)
             if self.cut is not None:
                 self.text = self.text[: self.cut]
@@ -305,7 +318,7 @@ class _LoopGuardedStream:
     def usage(self) -> Usage | None:
         """Prompt and completion tokens: the final chunk's usage, or for a reply stopped early
         the counts in its last chunk's timings (prompt = cached + evaluated tokens)."""
-        if self._usage is not None and self.cut is None:
+        if self._usage is not None and self.cut is None and not self.ended:
             return Usage(int(self._usage["prompt_tokens"]), int(self._usage["completion_tokens"]))
         t = self._timings
         if t is None:
@@ -318,7 +331,9 @@ class LlamaCppLLM:
 
     The model loads lazily on the first call, once, so constructing the object (e.g. while
     parsing a config) costs nothing. ``temperature=0`` means greedy decoding; for
-    ``temperature>0`` the fixed ``seed`` keeps runs reproducible.
+    ``temperature>0`` the fixed ``seed`` keeps runs reproducible. ``loop_guard`` stops a reply
+    that loops and ``short_answer`` ends an answer at its first line (issue 44: a small model's
+    answer looped to the 256-token cap); both are on by default (see :meth:`generate`).
     """
 
     def __init__(
@@ -331,6 +346,7 @@ class LlamaCppLLM:
         verbose: bool = False,
         name: str | None = None,
         loop_guard: bool = True,
+        short_answer: bool = True,
     ) -> None:
         if n_ctx < 16:
             raise ConfigError(f"n_ctx must be at least 16, got {n_ctx}")
@@ -343,6 +359,7 @@ class LlamaCppLLM:
         self.verbose = verbose
         self.name = name or f"local:{self.model_path}"
         self.loop_guard = loop_guard
+        self.short_answer = short_answer
         #: Replies the loop guard stopped (finish_reason "loop") since this object was made.
         self.loops_stopped = 0
         self._server: Any = None
@@ -421,8 +438,11 @@ class LlamaCppLLM:
 
         With ``loop_guard`` (the default) the reply is streamed and checked after every token:
         a reply that ends in a loop (:func:`loop_cut`) stops there, keeps the text before the
-        loop and one copy of its unit, and has ``finish_reason`` "loop". A reply that does not
-        loop is the same text, tokens and usage as without the guard (greedy decoding either way).
+        loop and one copy of its unit, and has ``finish_reason`` "loop". With ``short_answer``
+        (the default) a reply to an answer prompt (:func:`~ragsieve.llm.prompts.is_answer_prompt`)
+        given no ``stop`` ends at its first line break after some text, ``finish_reason``
+        "stop". Otherwise the reply is the same text, tokens and usage as without them (greedy
+        decoding either way).
         """
         request: dict[str, Any] = {
             "messages": messages,
@@ -434,8 +454,9 @@ class LlamaCppLLM:
             request["top_k"] = 1
         if stop:
             request["stop"] = list(stop)
-        if self.loop_guard:
-            return self._generate_guarded(request)
+        line = self.short_answer and not stop and is_answer_prompt(messages)
+        if self.loop_guard or line:
+            return self._generate_guarded(request, one_line=line)
         result = self._chat(request)
         try:
             choice = result["choices"][0]
@@ -452,9 +473,10 @@ class LlamaCppLLM:
                 f"local LLM {self.name} returned an unexpected result shape: {_one_line(exc)}"
             ) from exc
 
-    def _generate_guarded(self, request: dict[str, Any]) -> Generation:
-        """Stream the reply, stopping it when it loops (see :meth:`generate`)."""
-        stream = _LoopGuardedStream()
+    def _generate_guarded(self, request: dict[str, Any], *, one_line: bool) -> Generation:
+        """Stream the reply, stopping it when it loops or, with ``one_line``, at the end of its
+        first line (see :meth:`generate`)."""
+        stream = _LoopGuardedStream(loops=self.loop_guard, one_line=one_line)
         server = self._engine()
         request = {
             **request,

@@ -81,6 +81,17 @@ def build_answer_messages(
     ]
 
 
+def is_answer_prompt(messages: Sequence[dict[str, str]]) -> bool:
+    """Whether ``messages`` are an answer prompt of :func:`build_answer_messages` (open-ended or
+    multiple-choice): a local reader ends its reply to one at the first line break
+    (``LlamaCppLLM(short_answer=True)``), since the answer asked for is a few words."""
+    first = messages[0] if messages else {}
+    return first.get("role") == "system" and first.get("content") in (
+        ANSWER_SYSTEM,
+        ANSWER_SYSTEM_CHOICE,
+    )
+
+
 _LEADING_LETTER = re.compile(r"\(?([A-Z])(?:[.):]|\)?$|\)?\s+(?![a-z]))")
 _NAMED_LETTER = re.compile(
     r"\b(?i:answer|option|choice)\b[^A-Za-z\n]{0,12}(?:(?i:is)\s*)?\(?([A-Z])\b"
