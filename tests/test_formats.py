@@ -12,14 +12,14 @@ from cli_helpers import assert_one_line_error, run
 from rich_docs import FACT, write_docx, write_folder, write_html, write_pdf, write_scanned_pdf
 
 from ragsieve.errors import InputError
-from ragsieve.formats import PAGE_BREAK, locate, read_rich
+from ragsieve.formats import locate, read_rich
 from ragsieve.io import load_paths
 
 
 def test_a_pdf_keeps_its_pages_and_title(tmp_path: Path) -> None:
     pdf = write_pdf(tmp_path / "r.pdf", [["one"], ["two"], ["Dredging", FACT]], title="Report")
     rich = read_rich(pdf)
-    assert rich.title == "Report" and rich.text.count(PAGE_BREAK) == 2
+    assert rich.title == "Report" and rich.text.count("\f") == 2  # page 1 runs on to page 2
     assert locate(rich.text, rich.text.index("Albatross")) == "page 3"
     assert locate(rich.text, 0) == "page 1"
     untitled = read_rich(write_pdf(tmp_path / "u.pdf", [["text"]]))

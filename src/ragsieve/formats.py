@@ -7,11 +7,15 @@ in document order, ``Heading N`` styles as Markdown headings).
 
 Provenance lives in the text itself, so every index and every stage carries it for free: a PDF's
 pages are separated by a form feed (``\\f``, on a line of its own; a one-page PDF's text ends
-with one), and headings are Markdown ``#`` lines outside code fences. :func:`locate` turns a
-character offset (a chunk's or a sentence's ``start``) into ``page 3`` (a PDF: pages only, since
-a ``#`` line of a PDF's text is a code comment, not a heading) or the heading above it, for
-``search``, ``ask --json``, ``explain`` and the viewer. A ``.md`` file's own headings work the
-same way.
+with one), and headings are Markdown ``#`` lines outside code fences. A PDF's layout is not its
+text (:func:`drop_page_layout`): running headers and footers (a line at the top or bottom of
+three or more pages, its numbers aside) and page-number lines ("7", "Page 7", "7 / 12") are
+left out, and a sentence that runs over a page break is joined across it by
+:data:`PAGE_JOIN` (a form feed inside the line), so that page provenance stays exact.
+:func:`locate` turns a character offset (a chunk's or a sentence's ``start``) into ``page 3``
+(a PDF: pages only, since a ``#`` line of a PDF's text is a code comment, not a heading) or the
+heading above it, for ``search``, ``ask --json``, ``explain`` and the viewer. A ``.md`` file's
+own headings work the same way.
 
 Titles explain themselves (:func:`clean_title`): an HTML page's ``<title>`` (else its first
 heading) without permalink marks ("¶"), a Markdown file's first heading as plain text
@@ -43,6 +47,9 @@ RICH_SUFFIXES = PDF_SUFFIXES | HTML_SUFFIXES | DOCX_SUFFIXES
 
 #: What separates two PDF pages in a document's text (a blank line for the chunkers, too).
 PAGE_BREAK = "\n\f\n"
+#: What joins two PDF pages where a sentence runs on from one to the next: a form feed inside
+#: the line (the page count stays exact; the sentence splitter sees whitespace).
+PAGE_JOIN = " \f "
 #: What ends a one-page PDF's text: a form feed, so that every PDF's text holds one and
 #: :func:`locate` knows it for a PDF (its locations are pages; a ``#`` line in it is content,
 #: not a heading). A longer PDF's page breaks are enough, and its text stays as it was.
@@ -369,8 +376,115 @@ def _pdf_text(path: Path, reader: Any) -> RichText:
     # Its /Title (a writer's placeholder is none), never a line of its text: a PDF carries no
     # Markdown, and its first "# ..." line is as likely a code comment as a heading.
     title = clean_title(str(meta.title)) if meta is not None and meta.title else ""
-    text = PAGE_BREAK.join(pages) + (PDF_END if len(pages) == 1 else "")
+    pages = drop_page_layout(pages)
+    text = "".join(_page_joins(pages)) + (PDF_END if len(pages) == 1 else "")
     return RichText(text, title or _pdf_heading(runs))
+
+
+#: Lines at each end of a page where running headers, footers and page numbers sit.
+EDGE_LINES = 2
+#: A line at a page's edge on at least this many pages (its numbers aside) runs there.
+RUNNING_PAGES = 3
+_NUMBER = re.compile(r"\d+")
+#: A page-number line: "7", "- 7 -", "Page 7", "page 7 of 12", "7 / 12", "vii".
+_PAGE_NUMBER = re.compile(
+    r"^[\s\-\u2013\u2014]*(?:page\s+)?(?:\d{1,5}|[ivxlcdm]{1,7})"
+    r"(?:\s*(?:/|of)\s*\d{1,5})?[\s\-\u2013\u2014]*$",
+    re.IGNORECASE,
+)
+
+
+def _edge(lines: list[str], drop: set[int], n: int) -> set[int]:
+    """The indexes of the first and last ``n`` non-blank lines of a page (those in ``drop``
+    aside)."""
+    full = [i for i, line in enumerate(lines) if line.strip() and i not in drop]
+    return set(full[:n] + full[-n:])
+
+
+def _layout_key(line: str) -> str:
+    """A line as its running copies share it: numbers (page, chapter) as ``#``, spaces one."""
+    return _NUMBER.sub("#", " ".join(line.split()))
+
+
+def _head_shape(key: str) -> str:
+    """What a running head keeps from chapter to chapter: its first word (with letters),
+    ``""`` for a line that starts otherwise."""
+    first = key.split(" ", 1)[0]
+    return first if len(key) > len(first) and any(c.isalpha() for c in first) else ""
+
+
+def drop_page_layout(pages: list[str]) -> list[str]:
+    """PDF pages without their layout lines: a page number among a page's first or last
+    :data:`EDGE_LINES` non-blank lines, and a page's first or last line otherwise (a running
+    head or foot) when it has letters, ends with no punctuation (a label such as "Returns:" or a
+    sentence is text) and stands there on :data:`RUNNING_PAGES` or more pages,
+    numbers aside (two pages when it ends with its page's number: "Chapter 3: Utilities 7", a
+    chapter of two pages), or that ends with a number and starts with the same word as such
+    lines on :data:`RUNNING_PAGES` or more pages ("Chapter 2: Copyright 2", "Chapter 6:
+    Compatibility 7"). A line inside a page is never dropped; a page of layout alone is left
+    empty (unless every page is: then nothing is dropped)."""
+    lines = [p.split("\n") for p in pages]
+    numbers = [
+        {i for i in _edge(ls, set(), EDGE_LINES) if _PAGE_NUMBER.match(ls[i])} for ls in lines
+    ]
+    ends = [_edge(ls, nums, 1) for ls, nums in zip(lines, numbers, strict=True)]
+    seen: Counter[str] = Counter()
+    for ls, end in zip(lines, ends, strict=True):
+        seen.update({_layout_key(ls[i]) for i in end})
+    running = {
+        k
+        for k, n in seen.items()
+        if any(c.isalpha() for c in k)
+        and not k.endswith((".", ":", ";", ","))  # "Possible return values:" is text
+        and n >= (2 if k.endswith(" #") else RUNNING_PAGES)
+    }
+    # "Chapter 2: Copyright 2", "Chapter 6: Compatibility 7": one page each, one shape.
+    shapes = Counter(_head_shape(k) for k in seen if k.endswith(" #"))
+    running.update(
+        k
+        for k in seen
+        if k.endswith(" #") and _head_shape(k) and shapes[_head_shape(k)] >= RUNNING_PAGES
+    )
+    out = []
+    for ls, nums, end in zip(lines, numbers, ends, strict=True):
+        drop = nums | {i for i in end if _layout_key(ls[i]) in running}
+        out.append("\n".join(line for i, line in enumerate(ls) if i not in drop).strip())
+    return out if any(out) else pages
+
+
+#: A page that ends this way has not ended its sentence: a lower-case letter, a digit or a
+#: comma.
+_OPEN_END = re.compile(r"[a-z0-9,]$")
+#: A page that starts this way continues a sentence: a lower-case letter, "(", or a digit
+#: that does not number a heading ("2.3. DESCRIPTION", "4 Function reference").
+_CONTINUES = re.compile(r"^(?:[a-z(]|\d(?!(?:[\d.]*\s+[A-Z])))")
+#: A page that ends with one of these words runs on, whatever the next one starts with
+#: ("... was built in" / "Rotterdam by ...").
+_OPEN_WORD = re.compile(
+    r"\b(?:a|an|the|of|in|on|at|to|for|from|by|with|and|or|as|is|are|was|were)$"
+)
+#: A page that starts with a numbered heading ("4 Function reference") starts afresh.
+_HEADING_START = re.compile(r"\d+(?:\.\d+)*\.?[ \t]+[A-Z]")
+#: A numbered heading line ("3.3.1. BZ2_bzCompressInit"): a page that ends with one ends there.
+_NUMBERED_HEADING = re.compile(r"(?:^|\n)\d+(?:\.\d+)*\.?[ \t]+\S[^\n]*$")
+
+
+def _page_joins(pages: list[str]) -> Iterator[str]:
+    """The pages with what goes between them: :data:`PAGE_JOIN` where a sentence runs on
+    (the page ends mid-sentence, and the next one starts in lower case or with a digit or the
+    page ends with a word such as "of" or "in"; never at a numbered heading), else
+    :data:`PAGE_BREAK`."""
+    for i, page in enumerate(pages):
+        if i:
+            before = pages[i - 1]
+            runs_on = (
+                _OPEN_END.search(before)
+                and (_CONTINUES.match(page) or _OPEN_WORD.search(before[-12:]))
+                and not _NUMBERED_HEADING.search(before[-300:])
+                and not _HEADING_START.match(page)
+            )
+            yield PAGE_JOIN if runs_on else PAGE_BREAK
+        yield page
 
 
 #: A run of text set this many times larger than a page's body text is a heading.

@@ -44,7 +44,39 @@ def _assert_evidence_in_documents(ds: EvalDataset, sample: int = 150) -> None:
 
 
 def test_all_names_are_registered() -> None:
-    assert dataset_names() == ["squad", "hotpotqa", "hotpotqa-sent", "qasper", "quality", "msmarco"]
+    assert dataset_names() == [
+        "squad",
+        "hotpotqa",
+        "hotpotqa-sent",
+        "qasper",
+        "quality",
+        "msmarco",
+        "techdocs",
+        "techdocs-test",
+    ]
+
+
+def test_techdocs_splits_share_one_corpus_and_their_evidence_is_in_it() -> None:
+    """The technical-documents set as benchmarks/techdocs/fetch.py builds it (skipped when it
+    has not been built): dev and test are disjoint, every question has sentence evidence and
+    answers, and its evidence occurs in its source document as read."""
+    from ragsieve.errors import InputError
+    from ragsieve.evaluate.datasets import techdocs_dir
+
+    try:
+        techdocs_dir()
+    except InputError as e:
+        pytest.skip(str(e))
+    dev, test = load_dataset("techdocs"), load_dataset("techdocs-test")
+    assert len(dev) >= 60 and len(test) >= 30 and len(dev) + len(test) >= 80
+    assert not {q.id for q in dev} & {q.id for q in test}
+    assert dev.corpus == test.corpus and len(dev.corpus) >= 8
+    for ds, split in ((dev, "dev"), (test, "test")):
+        assert all(q.meta["split"] == split and q.answers and q.evidence for q in ds)
+        assert {q.evidence_level for q in ds} == {"sentence"}
+        _assert_evidence_in_documents(ds, sample=len(ds))
+    pdfs = [d for d in dev.corpus if d.id.endswith(".pdf")]
+    assert pdfs and all("\f" in d.text for d in pdfs)
 
 
 def test_squad(shared_data: Path) -> None:

@@ -17,6 +17,10 @@ name               what it becomes
 ``quality``        L-Eval's QuALITY: 15 stories, 202 multiple-choice questions; no evidence
 ``msmarco``        6,980 MS MARCO dev-small queries; shared corpus = all their positive
                    passages; evidence = the query's positive passage; no answers
+``techdocs``       technical manuals (Debian packages' PDF and HTML docs) as one shared
+                   corpus, read by ragsieve's own readers; 67 dev questions written against
+                   pages and sections; evidence = gold sentences (``techdocs-test``: the 36
+                   test questions). Built by ``benchmarks/techdocs/fetch.py``, not shared/data
 =================  ========================================================================
 
 Datasets with one document per question (squad, qasper, quality) are the long-document setting
@@ -439,6 +443,43 @@ def _load_msmarco(data_dir: Path, limit: int | None) -> EvalDataset:
 # --------------------------------------------------------------------------- registry
 
 
+#: Where ``benchmarks/techdocs/fetch.py`` writes the technical-documents set (under the
+#: repository); ``RAGSIEVE_TECHDOCS`` names another folder holding the same files.
+TECHDOCS_CACHE = Path("benchmarks") / "techdocs" / "cache"
+
+
+def techdocs_dir() -> Path:
+    """The folder with the technical-documents set's ``corpus.jsonl``, ``dev.jsonl`` and
+    ``test.jsonl``: ``RAGSIEVE_TECHDOCS``, else ``benchmarks/techdocs/cache`` searched upwards
+    from the working directory and from this package."""
+    import os
+
+    env = os.environ.get("RAGSIEVE_TECHDOCS")
+    if env:
+        return Path(env)
+    for start in (Path.cwd(), Path(__file__).resolve().parent):
+        for folder in (start, *start.parents):
+            if (folder / TECHDOCS_CACHE / "corpus.jsonl").is_file():
+                return folder / TECHDOCS_CACHE
+    raise InputError(
+        "techdocs: no benchmarks/techdocs/cache/corpus.jsonl found: build it with "
+        "`python benchmarks/techdocs/fetch.py` (or set RAGSIEVE_TECHDOCS)"
+    )
+
+
+def _techdocs(split: str) -> Callable[[Path, int | None], EvalDataset]:
+    """A loader for one split of the technical-documents set (the data folder is unused)."""
+
+    def load(_data_dir: Path, limit: int | None) -> EvalDataset:
+        folder = techdocs_dir()
+        questions = _file(folder, f"{split}.jsonl")
+        return load_generic(
+            questions, _file(folder, "corpus.jsonl"), name=f"techdocs-{split}", limit=limit
+        )
+
+    return load
+
+
 @dataclass(frozen=True)
 class DatasetSpec:
     """A built-in dataset: its loader, the files it reads (relative to the data folder) and a
@@ -489,6 +530,18 @@ DATASETS: dict[str, DatasetSpec] = {
             "MS MARCO dev-small: 6,980 queries, corpus of their positive passages",
             _load_msmarco,
         ),
+        DatasetSpec(
+            "techdocs",
+            (),
+            "Technical manuals (Debian PDF/HTML docs): dev split, sentence evidence",
+            _techdocs("dev"),
+        ),
+        DatasetSpec(
+            "techdocs-test",
+            (),
+            "Technical manuals (Debian PDF/HTML docs): test split, sentence evidence",
+            _techdocs("test"),
+        ),
     )
 }
 
@@ -519,4 +572,6 @@ def load_dataset(
             f"unknown dataset {name!r}: choose one of {', '.join(DATASETS)} "
             "or give the path of a questions JSONL file"
         )
+    if not spec.files:  # built by its own script, outside the shared data folder
+        return spec.loader(Path(data_dir or "."), limit)
     return spec.loader(find_data_dir(data_dir), limit)

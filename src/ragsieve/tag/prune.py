@@ -19,6 +19,10 @@ weighs the two readings (the raw rule's hop) with the passage head and the pool,
 floor, below the raw rule's: the stacker has already weighed the passage). ``open_point`` takes
 the stacker's open point (chosen on dev with no budget, for recall) instead of its default one.
 ``stack=False`` restores the raw rule.
+
+A sentence without words (a bare page number, a table rule, a pipe, a code fence alone:
+:func:`ragsieve.text.has_words`) is layout, never evidence: every reading gives it probability
+0, so that no threshold, hop or ``min_keep`` keeps it (issue 44, item 3).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import numpy as np
 from ragsieve.errors import ConfigError
 from ragsieve.tag.model import Passage, Tagged
 from ragsieve.tag.stack import Stacker
+from ragsieve.text import has_words
 
 
 class Tagger(Protocol):
@@ -72,6 +77,43 @@ class Pruned:
     threshold: float
     trace: dict[str, Any] = field(default_factory=dict)
     passage_threshold: float = 0.0
+
+
+class _WordsOnly:
+    """A :class:`Tagger` whose readings give a sentence without words probability 0 (its
+    neighbours are still read with it: the model's input does not change)."""
+
+    def __init__(self, tagger: Tagger) -> None:
+        self.inner = tagger
+        self.name = getattr(tagger, "name", "tagger")
+
+    @property
+    def threshold(self) -> float:
+        return self.inner.threshold
+
+    @property
+    def passage_threshold(self) -> float:
+        return self.inner.passage_threshold
+
+    @property
+    def stacker(self) -> Stacker | None:
+        return self.inner.stacker
+
+    def tag(self, question: str, passages: Sequence[Passage]) -> list[Tagged]:
+        out = []
+        for t, (_, sents) in zip(self.inner.tag(question, passages), passages, strict=True):
+            junk = [i for i, s in enumerate(sents) if not has_words(str(s))]
+            if junk:
+                probs = np.array(t.probs, dtype=np.float64)
+                probs[junk] = 0.0
+                t = Tagged(probs, t.relevance, t.pooled)
+            out.append(t)
+        return out
+
+
+def words_only(tagger: Tagger) -> Tagger:
+    """``tagger`` with every sentence without words read as probability 0 (idempotent)."""
+    return tagger if isinstance(tagger, _WordsOnly) else _WordsOnly(tagger)
 
 
 def check_threshold(threshold: float | None, name: str = "threshold") -> None:
@@ -197,6 +239,7 @@ def prune(
     if hops not in (1, 2):
         raise ConfigError(f"hops must be 1 or 2, got {hops!r}")
     th, pth, stacker = operating_point(tagger, threshold, passage_threshold, stack, open_point)
+    tagger = words_only(tagger)
     if stacker is not None:
         r = readings(tagger, question, passages, hops)
         probs = stacker.keep_probs(r.first, r.merged, r.bridge)
@@ -218,7 +261,12 @@ def prune(
     }
     keep = {(p, s) for p, t in enumerate(tagged) if t.relevance >= pth for s in t.kept(th)}
     trace["rejected_passages"] = sum(1 for t in tagged if t.relevance < pth)
-    flat = [(float(t.probs[s]), p, s) for p, t in enumerate(tagged) for s in range(len(t.probs))]
+    flat = [
+        (float(t.probs[s]), p, s)
+        for p, t in enumerate(tagged)
+        for s in range(len(t.probs))
+        if has_words(str(passages[p][1][s]))
+    ]
     for _, p, s in sorted(flat, reverse=True)[:min_keep]:
         keep.add((p, s))
     trace["kept"] = len(keep)

@@ -1,0 +1,28 @@
+"""Which text units can be evidence: a unit without words (a bare page number, a table rule,
+a pipe, a code fence alone) is layout, never a candidate for selection.
+
+One predicate, :func:`has_words`, used wherever sentence units are made for selection, so that
+every method and every reader agrees on what layout junk is (issue 44, item 3).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["has_words"]
+
+#: Two letters in a row (any script): "9", "3 / 12", "|", "---|---" and "(a)" have none.
+_WORD = re.compile(r"[^\W\d_]{2}")
+#: A letter of a script written without spaces (CJK, kana, Hangul...): one is a word.
+_WIDE = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+#: A Markdown code fence line alone, with its info string (```` ```python ````, ``~~~``).
+_FENCE_ONLY = re.compile(r"^\s*(?:`{3,}|~{3,})[\w+.#-]*\s*$")
+
+
+def has_words(text: str) -> bool:
+    """Whether ``text`` holds a word: two letters in a row, or one letter of a script written
+    without spaces. A unit without one (a number alone, a rule, pipes, a code fence alone with
+    or without its language name) is layout, not evidence."""
+    if _FENCE_ONLY.match(text):
+        return False
+    return bool(_WORD.search(text) or _WIDE.search(text))

@@ -1,0 +1,75 @@
+"""Units without words are layout, never evidence: the predicate, and the pruner that applies
+it with the shipped tagger (issue 44, item 3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragsieve.tag.model import OnnxTagger
+from ragsieve.tag.prune import prune
+from ragsieve.text import has_words, sentence_texts
+
+JUNK = [
+    "9",
+    "14",
+    "|",
+    "| |",
+    "|---|---|",
+    "---",
+    "```",
+    "```python",
+    "~~~",
+    "3 / 12",
+    "(a)",
+    "- 7 -",
+]
+WORDS = ["Miscellanea", "Page 3", "bzip2 -k", "-s --small", "是的", "BZ_OK", "x86 only"]
+
+
+@pytest.mark.parametrize("unit", JUNK)
+def test_a_unit_without_words_is_junk(unit: str) -> None:
+    assert not has_words(unit)
+
+
+@pytest.mark.parametrize("unit", WORDS)
+def test_a_unit_with_a_word_is_text(unit: str) -> None:
+    assert has_words(unit)
+
+
+def test_markdown_layout_splits_into_units_the_predicate_drops() -> None:
+    text = (
+        "The pilot boards at the outer buoy.\n\n|\n\n```\n\n9\n\n"
+        "| tide | height |\n|---|---|\n| high | 4.2 m |\n\n14"
+    )
+    units = sentence_texts(text)
+    assert "9" in units and "14" in units and "|" in units  # the splitter keeps them apart
+    kept = [u for u in units if has_words(u)]
+    assert kept[0] == "The pilot boards at the outer buoy."
+    assert any("tide" in u for u in kept)  # a table with words is text
+    assert not {"9", "14", "|", "```"} & set(kept)
+
+
+@pytest.fixture(scope="module")
+def tagger() -> OnnxTagger:
+    return OnnxTagger()
+
+
+def test_the_pruner_never_keeps_a_unit_without_words(tagger: OnnxTagger) -> None:
+    question = "How much memory does bunzip2 need for the default block size?"
+    sents = [
+        "15",
+        "For files compressed with the default 900k block size, bunzip2 will require about "
+        "3700 kbytes to decompress.",
+        "|",
+        "16",
+        "Decompression speed is also halved.",
+    ]
+    for stack in (None, False):
+        out = prune(tagger, question, [("bzip2 manual", sents)], threshold=0.01, stack=stack)
+        kept = [k.text for k in out.kept]
+        assert any("3700 kbytes" in t for t in kept)
+        assert not {"15", "16", "|"} & set(kept), kept
+        assert [float(p) for i, p in enumerate(out.tagged[0].probs) if i in (0, 2, 3)] == [0] * 3
+    # min_keep takes a unit with words even when nothing reaches the threshold
+    only = prune(tagger, question, [("bzip2 manual", ["9", "Speed is halved.", "|"])], 0.99)
+    assert [k.text for k in only.kept] == ["Speed is halved."]
