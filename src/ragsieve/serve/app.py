@@ -380,15 +380,13 @@ def _add_health(app: FastAPI, state: ServerState, token: str | None) -> None:
 
 
 def _add_rag_routes(app: FastAPI, state: ServerState, protected: list[Any]) -> None:
-    errors = ERROR_RESPONSES
-    llm_errors = LLM_ERROR_RESPONSES
+    def rag_post(path: str, body: type, more: dict[int | str, Any] | None = None) -> Any:
+        """``@app.post`` of a RAG route: behind the token, with its 200 body and the error
+        bodies in the OpenAPI schema."""
+        responses = {200: {"model": body}, **ERROR_RESPONSES, **(more or {})}
+        return app.post(path, dependencies=protected, responses=responses, tags=["rag"])
 
-    @app.post(
-        "/search",
-        dependencies=protected,
-        responses={200: {"model": SearchResponse}, **errors},
-        tags=["rag"],
-    )
+    @rag_post("/search", SearchResponse)
     def search(req: SearchRequest) -> JSONResponse:
         """The top-k chunks for a query (the JSON of ``ragsieve search --json``)."""
         from ragsieve.api import search as do_search
@@ -410,12 +408,7 @@ def _add_rag_routes(app: FastAPI, state: ServerState, protected: list[Any]) -> N
         out.update(retriever=retriever, results=_located(idx, hits, scored_json(hits)))
         return JSONResponse(out)
 
-    @app.post(
-        "/ask",
-        dependencies=protected,
-        responses={200: {"model": AskResponse}, **errors, **llm_errors},
-        tags=["rag"],
-    )
+    @rag_post("/ask", AskResponse, LLM_ERROR_RESPONSES)
     def ask(req: AskRequest) -> JSONResponse:
         """Retrieve and answer with the server's LLM (the JSON of ``ragsieve ask --json``);
         with ``explain``, also the evidence report of the retrieval the answer used."""
@@ -443,12 +436,7 @@ def _add_rag_routes(app: FastAPI, state: ServerState, protected: list[Any]) -> N
             out["explain"] = _evidence(idx, final)
         return JSONResponse(out)
 
-    @app.post(
-        "/explain",
-        dependencies=protected,
-        responses={200: {"model": ExplainResponse}, **errors},
-        tags=["rag"],
-    )
+    @rag_post("/explain", ExplainResponse)
     def explain(req: ExplainRequest) -> JSONResponse:
         """Why a method chooses its context, without the LLM: the score curve with the cut,
         tokens and seconds per stage, and each document with its candidates scored and the
