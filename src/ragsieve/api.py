@@ -229,16 +229,9 @@ def prune(
                 items.append((title, sents))
                 owner.append(i)
     tagger = get_tagger(str(model) if model is not None else None)
+    stacked = None if stack else False  # None: the model's stacker, where it has one
     pruned = run(
-        tagger,
-        question,
-        items,
-        threshold,
-        hops,
-        min_keep,
-        passage_threshold,
-        None if stack else False,
-        open_point=open_point,
+        tagger, question, items, threshold, hops, min_keep, passage_threshold, stacked, open_point
     )
     kept = pruned.kept
     limits = [] if budget is None else [budget]
