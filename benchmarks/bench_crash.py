@@ -21,13 +21,14 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from common import run_measured
 
 from ragsieve.index import Index
 from ragsieve.index.store import FAULT_ENV, FAULT_POINTS, _sha256
@@ -36,17 +37,13 @@ EMBEDDER = "minilm-onnx"
 SCENARIOS = ("add", "update", "remove")
 
 
-def cli(*args: str, fault: str | None = None) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, fault: str | None = None) -> tuple[int, str]:
+    """``ragsieve ARGS`` in a subprocess, killed at ``fault`` (``point@nth``) when given: its
+    exit code (-9 when the fault fired) and its output."""
     env = {k: v for k, v in os.environ.items() if k != FAULT_ENV}
-    if fault:
-        env[FAULT_ENV] = fault
-    return subprocess.run(
-        [sys.executable, "-m", "ragsieve.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+    env.update({FAULT_ENV: fault} if fault else {})
+    code, _, _, out = run_measured([sys.executable, "-m", "ragsieve.cli", *args], env)
+    return code, out
 
 
 def write_doc(path: Path, tag: str, i: int) -> None:
@@ -63,9 +60,11 @@ def build_base(root: Path, n_docs: int = 6) -> tuple[Path, Path]:
     for i in range(n_docs):
         write_doc(corpus / f"base{i}.md", "base", i)
     index = root / "base-index"
-    r = cli("index", str(corpus), "--index", str(index), "--sentences", "--embedder", EMBEDDER)
-    if r.returncode != 0:
-        raise SystemExit(f"building the base index failed: {r.stderr}")
+    code, out = cli(
+        "index", str(corpus), "--index", str(index), "--sentences", "--embedder", EMBEDDER
+    )
+    if code != 0:
+        raise SystemExit(f"building the base index failed: {out}")
     return corpus, index
 
 
@@ -142,8 +141,8 @@ def _trial(
         new_hashes[str(doc.resolve())] = _sha256(doc.read_text(encoding="utf-8"))
     else:
         new_hashes.pop(victim)
-    r = cli(*cmd, fault=f"{point}@{nth}")
-    if r.returncode != -9:
+    code, _ = cli(*cmd, fault=f"{point}@{nth}")
+    if code != -9:
         return "not-reached"
     try:
         got = state(index)
@@ -157,8 +156,8 @@ def _trial(
         outcome = "new"
     else:
         return "corrupt"
-    again = cli(*cmd)
-    done = again.returncode == 0 or (scenario == "remove" and "no such document" in again.stderr)
+    code, out = cli(*cmd)
+    done = code == 0 or (scenario == "remove" and "no such document" in out)
     try:
         final = state(index)["hashes"]
     except Exception:
