@@ -206,101 +206,55 @@ def http_cases() -> list[Case]:
     return [
         h("sage's default ensemble refused on every endpoint (--rerankers bm25)", bm25,
             _every("sage", "method sage uses reranker=ensemble by default, " + REFUSED)),
-        h(
-            "saki's default cross-encoder reranker and judge refused",
-            bm25,
+        h("saki's default cross-encoder reranker and judge refused", bm25,
             _every("saki", "method saki uses reranker=cross-encoder by default")
-            + _every("saki[reranker=bm25]", "uses judge=cross-encoder by default, " + REFUSED),
-        ),
-        h(
-            "full[scorer=reranker] (default ensemble) and scorer=NAME refused",
-            bm25,
-            [
-                *_every("full[scorer=reranker]", "uses reranker=ensemble by default, " + REFUSED),
-                _ex("full[scorer=bi-encoder]", 400, "uses scorer=bi-encoder, " + REFUSED),
-            ],
-        ),
-        h(
-            "carrot's default ensemble and its agent refused",
-            bm25,
-            [
-                *_every("carrot", "method carrot uses reranker=ensemble by default"),
-                _ex("carrot[agent=true,scorer=bm25]", 400, "uses agent=true (the shipped agent)"),
-                _ex("carrot[agent=true]", 400, "uses agent=true"),
-            ],
-        ),
-        h(
-            "a reranker named by option or request field refused",
-            bm25,
-            [
-                _ex("naive[reranker=cross-encoder]", 400,
-                    "uses reranker=cross-encoder, " + REFUSED),
-                _ex("naive", 400, "uses reranker=ensemble, " + REFUSED, reranker="ensemble"),
-                _ex("tagger", 400, "reranker=ensemble names a model", reranker="ensemble"),
-                ("/search", {"query": "x", "reranker": "ensemble"}, 400, "names a model"),
-                _ex("naive[reranker=/etc]", 400, "uses reranker=/etc, " + REFUSED),
-            ],
-        ),
-        h(
-            "allowed and preloaded models are served (--rerankers bm25)",
-            bm25,
-            [
-                _ex("sage[reranker=bm25,feedback=false]", 200, '"method": "sage"'),
-                _ex("carrot[scorer=bm25,iterations=5]", 200, '"method": "carrot"'),
-                _ex("tagger", 200, '"method": "tagger"'),  # the default method's model
-                _ex("naive", 200, '"method": "naive"', reranker="bm25"),
-                ("/search", {"query": "lighthouse", "reranker": "bm25"}, 200, '"results"'),
-            ],
-        ),
-        h(
-            "an LLM judge refused on /explain and /search",
-            [],
-            [
-                _ex("saki[judge=llm]", 400, "/explain never calls the LLM, and method saki"),
-                ("/search", {"query": "x", "method": "saki[judge=llm]"}, 400, "/search never"),
-                _ex("saki[judge=llm,reranker=bm25,links=1]", 400, "POST /ask"),
-            ],
-        ),
-        h(
-            "an empty allow-list serves the default method and model-free methods only",
-            ["--rerankers", ""],
-            [
-                _ex("tagger", 200, '"method": "tagger"'), _ex("naive", 200, '"method": "naive"'),
-                _ex("sage", 400, "(--rerankers ''); allowed: none"),
-                _ex("carrot[scorer=bm25]", 400, "uses reranker=bm25, which this server"),
-            ],
-        ),
-        h(
-            "--config sage: its ensemble is loaded at start-up and usable",
-            [*bm25, "--config", "{tmp}/m.toml"],
-            [
-                _ex("sage[feedback=false]", 200, '"method": "sage"'),
-                ("/explain", {"question": "When was the lighthouse built?"}, 200, '"selected"'),
-                _ex("saki", 400, "uses reranker=cross-encoder by default"),
-                _ex("tagger", 400, "method tagger uses tagger, " + REFUSED),
-            ],
-            setup=_config('name = "sage"\nfeedback = false'),
-        ),
-        h(
-            "--rerankers tagger with --config naive",
-            ["--rerankers", "tagger", "--config", "{tmp}/m.toml"],
-            [
-                _ex("tagger", 200, '"method": "tagger"'),
-                _ex("sage", 400, "(--rerankers tagger); allowed: tagger"),
-                _ex("carrot[agent=true,scorer=bm25]", 400, "uses agent=true"),
-            ],
-            setup=_config('name = "naive"'),
-        ),
-        h(
-            "model folders over HTTP refused before the allow-list",
-            ["--rerankers", "*"],
-            [
-                _ex("tagger[model=/etc]", 400, "option model cannot be set over HTTP"),
-                _ex("full[tagger_model=/etc]", 400, "tagger_model cannot be set over HTTP"),
-                _ex("carrot[agent=true,agent_dir=/etc]", 400, "agent_dir cannot be set"),
-                _ex("saki[judge=llm,llm=local]", 400, "option llm cannot be set over HTTP"),
-            ],
-        ),
+            + _every("saki[reranker=bm25]", "uses judge=cross-encoder by default, " + REFUSED)),
+        h("full[scorer=reranker] (default ensemble) and scorer=NAME refused", bm25, [
+            *_every("full[scorer=reranker]", "uses reranker=ensemble by default, " + REFUSED),
+            _ex("full[scorer=bi-encoder]", 400, "uses scorer=bi-encoder, " + REFUSED)]),
+        h("carrot's default ensemble and its agent refused", bm25, [
+            *_every("carrot", "method carrot uses reranker=ensemble by default"),
+            _ex("carrot[agent=true,scorer=bm25]", 400, "uses agent=true (the shipped agent)"),
+            _ex("carrot[agent=true]", 400, "uses agent=true")]),
+        h("a reranker named by option or request field refused", bm25, [
+            _ex("naive[reranker=cross-encoder]", 400, "uses reranker=cross-encoder, " + REFUSED),
+            _ex("naive", 400, "uses reranker=ensemble, " + REFUSED, reranker="ensemble"),
+            _ex("tagger", 400, "reranker=ensemble names a model", reranker="ensemble"),
+            ("/search", {"query": "x", "reranker": "ensemble"}, 400, "names a model"),
+            _ex("naive[reranker=/etc]", 400, "uses reranker=/etc, " + REFUSED)]),
+        h("allowed and preloaded models are served (--rerankers bm25)", bm25, [
+            _ex("sage[reranker=bm25,feedback=false]", 200, '"method": "sage"'),
+            _ex("carrot[scorer=bm25,iterations=5]", 200, '"method": "carrot"'),
+            _ex("tagger", 200, '"method": "tagger"'),  # the default method's model
+            _ex("naive", 200, '"method": "naive"', reranker="bm25"),
+            ("/search", {"query": "lighthouse", "reranker": "bm25"}, 200, '"results"')]),
+        h("an LLM judge refused on /explain and /search", [], [
+            _ex("saki[judge=llm]", 400, "/explain never calls the LLM, and method saki"),
+            ("/search", {"query": "x", "method": "saki[judge=llm]"}, 400, "/search never"),
+            _ex("saki[judge=llm,reranker=bm25,links=1]", 400, "POST /ask")]),
+        h("an empty allow-list serves the default method and model-free methods only",
+            ["--rerankers", ""], [
+            _ex("tagger", 200, '"method": "tagger"'), _ex("naive", 200, '"method": "naive"'),
+            _ex("sage", 400, "(--rerankers ''); allowed: none"),
+            _ex("carrot[scorer=bm25]", 400, "uses reranker=bm25, which this server")]),
+        h("--config sage: its ensemble is loaded at start-up and usable",
+            [*bm25, "--config", "{tmp}/m.toml"], [
+            _ex("sage[feedback=false]", 200, '"method": "sage"'),
+            ("/explain", {"question": "When was the lighthouse built?"}, 200, '"selected"'),
+            _ex("saki", 400, "uses reranker=cross-encoder by default"),
+            _ex("tagger", 400, "method tagger uses tagger, " + REFUSED)],
+            setup=_config('name = "sage"\nfeedback = false')),
+        h("--rerankers tagger with --config naive",
+            ["--rerankers", "tagger", "--config", "{tmp}/m.toml"], [
+            _ex("tagger", 200, '"method": "tagger"'),
+            _ex("sage", 400, "(--rerankers tagger); allowed: tagger"),
+            _ex("carrot[agent=true,scorer=bm25]", 400, "uses agent=true")],
+            setup=_config('name = "naive"')),
+        h("model folders over HTTP refused before the allow-list", ["--rerankers", "*"], [
+            _ex("tagger[model=/etc]", 400, "option model cannot be set over HTTP"),
+            _ex("full[tagger_model=/etc]", 400, "tagger_model cannot be set over HTTP"),
+            _ex("carrot[agent=true,agent_dir=/etc]", 400, "agent_dir cannot be set"),
+            _ex("saki[judge=llm,llm=local]", 400, "option llm cannot be set over HTTP")]),
     ]
 # fmt: on
 
