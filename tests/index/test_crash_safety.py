@@ -46,16 +46,10 @@ def test_sigkill_mid_write_leaves_previous_index_usable(
     _make_corpus(corpus, N_DOCS)
     env = {**os.environ, "RAGSIEVE_WRITE_BATCH_CHUNKS": "4"}  # flush after every batch
     start_versions = _versions(writable_index)
+    cmd = [sys.executable, "-m", "ragsieve.cli", "index", str(corpus), "--index"]
+    cmd.append(str(writable_index))
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ragsieve.cli",
-            "index",
-            str(corpus),
-            "--index",
-            str(writable_index),
-        ],
+        cmd,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -77,16 +71,7 @@ def test_sigkill_mid_write_leaves_previous_index_usable(
     assert hits and "rosetta" in hits[0][0].doc_id
     # Re-running completes, with nothing duplicated or lost.
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ragsieve.cli",
-            "index",
-            str(corpus),
-            "--index",
-            str(writable_index),
-            "--json",
-        ],
+        [*cmd, "--json"],
         env=env,
         capture_output=True,
         text=True,

@@ -37,6 +37,14 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     )
 
 
+def _force_one(
+    idx: Path, *more: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``index ONE --force --sentences`` on ``idx``: a rebuild that reaches every commit point."""
+    args = ["index", str(ONE), "--index", str(idx), "--force", "--sentences"]
+    return _cli(*args, "--embedder", EMBEDDER, *more, env=env)
+
+
 def _state(index: Path) -> tuple[int, list[tuple[str, str, float]]]:
     """(documents, the top-5 hits of QUERY) as the CLI reports them."""
     r = _cli("info", "--index", str(index), "--json")
@@ -88,17 +96,7 @@ def test_force_killed_mid_rebuild_keeps_the_old_index(built: tuple[Path, Any], p
     point is reached) before the manifest replace: the old index answers as before, and the
     next --force rebuild then succeeds."""
     idx, before = built
-    r = _cli(
-        "index",
-        str(ONE),
-        "--index",
-        str(idx),
-        "--force",
-        "--sentences",
-        "--embedder",
-        EMBEDDER,
-        env={"RAGSIEVE_FAULT": point},
-    )
+    r = _force_one(idx, env={"RAGSIEVE_FAULT": point})
     assert r.returncode == -signal.SIGKILL, r.stderr
     assert _state(idx) == before
 
@@ -134,17 +132,7 @@ def test_force_interrupted_at_random_points_then_completed(
         assert "Traceback" not in err
         assert _state(idx) == before
 
-    r = _cli(
-        "index",
-        str(ONE),
-        "--index",
-        str(idx),
-        "--force",
-        "--sentences",
-        "--embedder",
-        EMBEDDER,
-        "--json",
-    )
+    r = _force_one(idx, "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["total_documents"] == 1
     assert (idx / "sentences.lance").is_dir()

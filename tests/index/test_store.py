@@ -57,7 +57,7 @@ def test_readd_changed_and_unchanged_documents(writable_index: Path) -> None:
 
 
 def test_config_mismatch_and_bad_directories(writable_index: Path, tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="chunk_tokens=200"):
+    with pytest.raises(ConfigError, match="--chunk-tokens 200 \\(asked 100\\)"):
         Index.open_or_create(writable_index, IndexConfig(chunk_tokens=100))
     with pytest.raises(IndexStoreError, match="no index"):
         Index.open(tmp_path / "missing")

@@ -47,20 +47,18 @@ import pyarrow.compute as pc
 
 from ragsieve.embed import index_embedder
 from ragsieve.errors import ConfigError, IndexStoreError, InputError, RagsieveError
+from ragsieve.index.config import Progress
+from ragsieve.index.manifest import CHUNKS, DOCUMENTS
 from ragsieve.index.sentences import (
     SENTENCES,
     SentenceOptions,
     build_sentence_rows,
     sentence_schema,
 )
-from ragsieve.index.store import (
+from ragsieve.index.store import Index
+from ragsieve.index.tables import (
     CHUNK_COLUMNS,
-    CHUNKS,
     DOC_SCHEMA,
-    DOCUMENTS,
-    AddReport,
-    Index,
-    Progress,
     _chunks_to_arrow,
     _docs_to_arrow,
     _in_clause,
@@ -69,6 +67,7 @@ from ragsieve.index.store import (
     chunk_schema,
     row_to_chunk,
 )
+from ragsieve.index.writer import AddReport
 from ragsieve.io import check_documents, list_files, read_source
 from ragsieve.segment import get_segmenter
 from ragsieve.types import Document

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ragsieve.errors import IndexStoreError
+from ragsieve.index.config import IndexConfig
 from ragsieve.index.location import Location
-from ragsieve.index.sentences import SENTENCES
-from ragsieve.index.store import (
+from ragsieve.index.manifest import (
     CHUNKS,
     DEFAULT_LOCK_WAIT,
     DOCUMENTS,
@@ -38,10 +38,10 @@ from ragsieve.index.store import (
     LOCK,
     MANIFEST,
     SCHEMA_KEY,
-    Index,
-    IndexConfig,
     _read_manifest,
 )
+from ragsieve.index.sentences import SENTENCES
+from ragsieve.index.store import Index
 
 #: Versions per table that repair looks at, newest first (older ones are cleaned up anyway).
 MAX_VERSIONS = 200

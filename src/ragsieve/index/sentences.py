@@ -26,7 +26,7 @@ Per sentence it holds:
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +42,10 @@ from ragsieve.types import Chunk, Document, Sentence
 SENTENCES = "sentences"
 PASSAGES = ("auto", "paragraph", "chunk", "document")
 CONTEXT_FORMS = ("mean", "exact", "late")
+#: The shares of a sentence build's time taken by the core vectors, the (late) contexts and the
+#: links (bench_sentence_build.py on documentation pages: 28%, 25%, 47%), for progress within
+#: one batch of documents.
+STAGE_SHARES = (0.28, 0.25, 0.47)
 #: Passage pieces whose token outputs the ``late`` context holds at once (at most about 100 MB).
 LATE_PIECES = 256
 SENTENCE_COLUMNS = [
@@ -217,6 +221,7 @@ def late_context_vectors(
     passages: Sequence[Sequence[int]],
     embedder: Embedder,
     dim: int,
+    step: Callable[[float], None] | None = None,
 ) -> list[np.ndarray]:
     """The ``late`` context vector of every sentence of several documents (zeros: no context).
 
@@ -231,6 +236,8 @@ def late_context_vectors(
     late chunking does (Guenther et al., 2024), and keeps what the others say in context.
     Deviation from ParetoRAG's definition: the rest of the passage is not embedded apart from
     the sentence, so its tokens have also attended to the sentence itself.
+
+    ``step`` hears the fraction of the passages read after each batch of them (progress).
     """
     token_states = getattr(embedder, "token_states", None)
     cut = truncation_of(embedder)
@@ -286,6 +293,8 @@ def late_context_vectors(
                 mine = text & (owner == k)
                 sums[d][j] += hidden[mine].sum(axis=0)
                 counts[d][j] += int(mine.sum())
+        if step is not None:
+            step(min(1.0, (b + LATE_PIECES) / len(order)))
     for d, members in groups:
         total = sums[d][members].sum(axis=0)
         n_total = int(counts[d][members].sum())
@@ -313,10 +322,17 @@ def build_sentence_rows(
     embedder: Embedder,
     dim: int,
     timings: SentenceTimings | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> pa.Table:
-    """The ``sentences`` rows of ``docs`` (their chunks give the ``chunk`` passages)."""
+    """The ``sentences`` rows of ``docs`` (their chunks give the ``chunk`` passages).
+
+    ``progress`` hears the fraction of the work done (0 to 1) as the stages finish: core
+    vectors, contexts (the ``late`` form after each batch of passages), links; each stage
+    counts for its share of a build's time (:data:`STAGE_SHARES`)."""
     from ragsieve.link import get_linker
 
+    tell = progress or (lambda frac: None)
+    core_share, context_share, _ = STAGE_SHARES
     tm = timings or SentenceTimings()
     t0 = time.perf_counter()
     per_doc = [sentences_of(d) for d in docs]
@@ -330,6 +346,7 @@ def build_sentence_rows(
     t0 = time.perf_counter()
     core = embedder.embed(texts)
     tm.core += time.perf_counter() - t0
+    tell(core_share)
 
     t0 = time.perf_counter()
     passages: list[list[int]] = []
@@ -348,10 +365,13 @@ def build_sentence_rows(
         pos += n
     if opts.context == "late":  # one batch of passages for all documents
         doc_texts = [[s.text for s in sents] for sents in per_doc]
-        contexts = late_context_vectors(doc_texts, passages, embedder, dim)
+        contexts = late_context_vectors(
+            doc_texts, passages, embedder, dim, lambda f: tell(core_share + context_share * f)
+        )
     context = np.concatenate(contexts) if contexts else np.zeros_like(core)
     pareto = pareto_vectors(core, context, float(opts.alpha))
     tm.context += time.perf_counter() - t0
+    tell(core_share + context_share)
 
     t0 = time.perf_counter()
     link_idx: list[list[int]] = []
@@ -367,6 +387,7 @@ def build_sentence_rows(
         link_w = [[] for _ in all_sents]
     tm.links += time.perf_counter() - t0
     tm.n_sentences += len(all_sents)
+    tell(1.0)
 
     titles = {d.id: d.title for d in docs}
 
