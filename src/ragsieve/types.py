@@ -97,7 +97,9 @@ class Generation:
 
     text: str
     usage: Usage
+    #: The model that answered, as the backend names it ("" where it names none).
     model: str = ""
+    #: Why the generation stopped, in the OpenAI wording ("stop", "length"; "" when not said).
     finish_reason: str = ""
 
 

@@ -46,14 +46,7 @@ import numpy as np
 
 from ragsieve.agent.model import PARAMS, SCORERS, AgentModel, unit_params
 from ragsieve.errors import ConfigError, InputError
-from ragsieve.training import (
-    Loop,
-    RunOptions,
-    begin,
-    card_section,
-    data_hashes,
-    run_record,
-)
+from ragsieve.training import Loop, RunOptions, begin, card_section, data_hashes, run_record
 
 GRID_ITERATIONS = (5, 10, 20, 50)
 GRID_C = (1.0, 2.4, 4.0)

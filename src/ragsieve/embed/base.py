@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -77,6 +77,19 @@ def _normalise(x: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return x / norms
+
+
+def unit_vectors(model: Any, texts: list[str], batch_size: int) -> np.ndarray:
+    """Unit-length float32 vectors of ``texts`` from a sentence-transformers ``model``: how the
+    torch embedder embeds, and how a fine-tuned segmenter embedder is scored the same way."""
+    vecs = model.encode(
+        texts,
+        batch_size=batch_size,
+        convert_to_numpy=True,
+        normalize_embeddings=True,
+        show_progress_bar=False,
+    )
+    return np.asarray(vecs, dtype=np.float32)
 
 
 class SentenceTransformerEmbedder:
@@ -160,14 +173,7 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:  # torch modules are not re-entrant across threads
-            vecs = self._model.encode(  # type: ignore[attr-defined]
-                texts,
-                batch_size=batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-        return np.asarray(vecs, dtype=np.float32)
+            return unit_vectors(self._model, texts, batch_size)
 
 
 class MiniLMOnnxEmbedder:

@@ -30,75 +30,12 @@ Definitions, formulas and the evidence-matching rule are in ``docs/metrics.md``;
 
 from __future__ import annotations
 
-from ragsieve.metrics.answer import (
-    accuracy_mc,
-    answer_metrics,
-    bleu_1,
-    bleu_4,
-    exact_match,
-    f1,
-    meteor,
-    meteor_nosyn,
-    normalize_answer,
-    parse_choice,
-    rouge_1,
-    rouge_l,
-    wordnet_available,
-)
-from ragsieve.metrics.context import (
-    KS,
-    NGRAM,
-    THRESHOLD,
-    answer_recall,
-    context_metrics,
-    context_tokens,
-    evidence_precision,
-    evidence_recall,
-    evidence_token_precision,
-    ie,
-    ie_at_k,
-    information_efficiency,
-    match_tokens,
-    mrr,
-    precision_at_k,
-    ranked_metrics,
-    recall_at_k,
-)
+from ragsieve.metrics import answer, context, summary
+from ragsieve.metrics.answer import *  # noqa: F403
+from ragsieve.metrics.context import *  # noqa: F403
 
 # The evidence matcher, for the tests that check it directly (tests/evaluate).
 from ragsieve.metrics.context import _Grams as _Grams
-from ragsieve.metrics.summary import aggregate
+from ragsieve.metrics.summary import *  # noqa: F403
 
-__all__ = [
-    "KS",
-    "NGRAM",
-    "THRESHOLD",
-    "accuracy_mc",
-    "aggregate",
-    "answer_metrics",
-    "answer_recall",
-    "bleu_1",
-    "bleu_4",
-    "context_metrics",
-    "context_tokens",
-    "evidence_precision",
-    "evidence_recall",
-    "evidence_token_precision",
-    "exact_match",
-    "f1",
-    "ie",
-    "ie_at_k",
-    "information_efficiency",
-    "match_tokens",
-    "meteor",
-    "meteor_nosyn",
-    "mrr",
-    "normalize_answer",
-    "parse_choice",
-    "precision_at_k",
-    "ranked_metrics",
-    "recall_at_k",
-    "rouge_1",
-    "rouge_l",
-    "wordnet_available",
-]
+__all__ = [*context.__all__, *answer.__all__, *summary.__all__]

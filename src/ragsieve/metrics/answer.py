@@ -16,6 +16,23 @@ from ragsieve.errors import ConfigError
 if TYPE_CHECKING:
     from ragsieve.evaluate.schema import EvalQuestion
 
+__all__ = [
+    "accuracy_mc",
+    "answer_metrics",
+    "bleu_1",
+    "bleu_4",
+    "exact_match",
+    "f1",
+    "meteor",
+    "meteor_nosyn",
+    "normalize_answer",
+    "parse_choice",
+    "rouge_1",
+    "rouge_l",
+    "wordnet_available",
+]
+
+
 _SQUAD_PUNCT = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 

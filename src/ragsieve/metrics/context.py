@@ -15,6 +15,27 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ragsieve.evaluate.schema import EvalQuestion
 
+__all__ = [
+    "KS",
+    "NGRAM",
+    "THRESHOLD",
+    "answer_recall",
+    "context_metrics",
+    "context_tokens",
+    "evidence_precision",
+    "evidence_recall",
+    "evidence_token_precision",
+    "ie",
+    "ie_at_k",
+    "information_efficiency",
+    "match_tokens",
+    "mrr",
+    "precision_at_k",
+    "ranked_metrics",
+    "recall_at_k",
+]
+
+
 NGRAM = 4
 """Window length (tokens) of the coverage rule. Four tokens are specific enough that unrelated
 text shares almost none (articles and punctuation are already gone), short enough that a unit cut

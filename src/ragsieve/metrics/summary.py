@@ -9,6 +9,9 @@ from typing import Any
 
 from ragsieve.metrics.context import KS
 
+__all__ = ["aggregate"]
+
+
 _AT_K = re.compile(r"^(recall|precision|ie)@(\d+)$")
 
 

@@ -187,6 +187,20 @@ def _split_long(text: str, start: int, end: int, max_tokens: int) -> list[tuple[
     return pieces
 
 
+#: The smallest chunk a segmenter makes: fewer tokens than this hold no whole sentence.
+MIN_CHUNK_TOKENS = 8
+
+
+def checked_chunk_tokens(chunk_tokens: int) -> int:
+    """``chunk_tokens`` when it is at least :data:`MIN_CHUNK_TOKENS`, else one clear
+    :class:`ConfigError` (every segmenter's size option is checked the same way)."""
+    if chunk_tokens < MIN_CHUNK_TOKENS:
+        raise ConfigError(
+            f"chunk size must be at least {MIN_CHUNK_TOKENS} tokens, got {chunk_tokens}"
+        )
+    return chunk_tokens
+
+
 _REGISTRY: dict[str, Callable[..., Segmenter]] = {}
 
 

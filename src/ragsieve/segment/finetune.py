@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ragsieve.embed.base import unit_vectors
 from ragsieve.segment.model import FEATURE_SETS, SegmenterHead
 from ragsieve.segment.pairs import PairSet
 from ragsieve.training import Loop, RunOptions, begin
@@ -115,14 +116,7 @@ def finetune(
 
 def embed_with(model: Any, sentences: list[str], batch_size: int = 128) -> np.ndarray:
     """Unit vectors of ``sentences`` from a (fine-tuned) sentence-transformers model."""
-    vecs = model.encode(
-        sentences,
-        batch_size=batch_size,
-        convert_to_numpy=True,
-        normalize_embeddings=True,
-        show_progress_bar=False,
-    )
-    return np.asarray(vecs, dtype=np.float32)
+    return unit_vectors(model, sentences, batch_size)
 
 
 def save(model: Any, head: SegmenterHead, out: Path, meta: dict[str, Any]) -> None:

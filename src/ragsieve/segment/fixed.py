@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragsieve.segment.base import pack_sentences, register, sentences_of
+from ragsieve.segment.base import checked_chunk_tokens, pack_sentences, register, sentences_of
 from ragsieve.types import Chunk, Document
 
 
@@ -24,11 +24,7 @@ class FixedSegmenter:
     name = "fixed"
 
     def __init__(self, chunk_tokens: int = FixedConfig.chunk_tokens) -> None:
-        if chunk_tokens < 8:
-            from ragsieve.errors import ConfigError
-
-            raise ConfigError(f"chunk size must be at least 8 tokens, got {chunk_tokens}")
-        self.config = FixedConfig(chunk_tokens)
+        self.config = FixedConfig(checked_chunk_tokens(chunk_tokens))
 
     def segment(self, docs: list[Document]) -> list[list[Chunk]]:
         return [pack_sentences(d, sentences_of(d), self.config.chunk_tokens) for d in docs]

@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ragsieve.errors import ConfigError
-from ragsieve.segment.base import pack_sentences, register, sentences_of
+from ragsieve.segment.base import checked_chunk_tokens, pack_sentences, register, sentences_of
 from ragsieve.types import Chunk, Document, Sentence
 
 _PARA_BREAK = re.compile(r"\n[ \t]*\n")
@@ -77,9 +76,7 @@ class ParagraphSegmenter:
     name = "paragraph"
 
     def __init__(self, chunk_tokens: int = ParagraphConfig.chunk_tokens) -> None:
-        if chunk_tokens < 8:
-            raise ConfigError(f"chunk size must be at least 8 tokens, got {chunk_tokens}")
-        self.config = ParagraphConfig(chunk_tokens)
+        self.config = ParagraphConfig(checked_chunk_tokens(chunk_tokens))
 
     def segment(self, docs: list[Document]) -> list[list[Chunk]]:
         out: list[list[Chunk]] = []

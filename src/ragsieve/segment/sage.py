@@ -21,7 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragsieve.errors import ConfigError
-from ragsieve.segment.base import make_chunk, pack_sentences, register, sentences_of
+from ragsieve.segment.base import (
+    checked_chunk_tokens,
+    make_chunk,
+    pack_sentences,
+    register,
+    sentences_of,
+)
 from ragsieve.text import count_tokens_batch
 from ragsieve.types import Chunk, Document, Sentence
 
@@ -52,9 +58,7 @@ class SageSegmenter:
         min_tokens: int = SageSegConfig.min_tokens,
         model_dir: str | None = None,
     ) -> None:
-        size = chunk_tokens or SageSegConfig.l
-        if size < 8:
-            raise ConfigError(f"chunk size must be at least 8 tokens, got {size}")
+        size = checked_chunk_tokens(chunk_tokens or SageSegConfig.l)
         if not 0.0 <= ss <= 1.0:
             raise ConfigError(f"ss must be in [0, 1], got {ss}")
         if min_tokens < 0 or min_tokens >= size:

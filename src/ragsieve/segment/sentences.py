@@ -10,7 +10,7 @@ paper's sections), and ``chunk_tokens`` still caps a chunk (a run-on sentence is
 from __future__ import annotations
 
 from ragsieve.errors import ConfigError
-from ragsieve.segment.base import pack_sentences, register, sentences_of
+from ragsieve.segment.base import checked_chunk_tokens, pack_sentences, register, sentences_of
 from ragsieve.segment.paragraph import group_by_paragraph
 from ragsieve.types import Chunk, Document
 
@@ -22,8 +22,7 @@ class SentenceCountSegmenter:
     name = "sentences"
 
     def __init__(self, chunk_tokens: int = 200, n: int = 2) -> None:
-        if chunk_tokens < 8:
-            raise ConfigError(f"chunk size must be at least 8 tokens, got {chunk_tokens}")
+        checked_chunk_tokens(chunk_tokens)
         if n < 1:
             raise ConfigError(f"sentences per chunk must be >= 1, got {n}")
         self.chunk_tokens = chunk_tokens

@@ -56,14 +56,7 @@ from ragsieve.segment.pairs import (
     training_docs,
     validation_docs,
 )
-from ragsieve.training import (
-    Loop,
-    RunOptions,
-    begin,
-    card_section,
-    data_hashes,
-    run_record,
-)
+from ragsieve.training import Loop, RunOptions, begin, card_section, data_hashes, run_record
 
 #: How the shipped head was run (seed, threads); ``--device``/``--time-limit`` change neither.
 DEFAULT_RUN = RunOptions(seed=13, threads=2)
