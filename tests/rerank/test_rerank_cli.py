@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import run
 
 pytestmark = pytest.mark.integration
-
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragsieve.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"},
-    )
 
 
 def _write(path: Path, rows: list[object]) -> Path:
@@ -52,7 +41,7 @@ ROWS = [
 @pytest.mark.parametrize("reranker", ["cross-encoder", "bm25"])
 def test_rerank_jsonl(tmp_path: Path, reranker: str) -> None:
     path = _write(tmp_path / "q.jsonl", ROWS)
-    res = _run("rerank", "--queries", str(path), "--reranker", reranker)
+    res = run("rerank", "--queries", str(path), "--reranker", reranker)
     assert res.returncode == 0, res.stderr
     lines = [json.loads(x) for x in res.stdout.splitlines()]
     assert [x["id"] for x in lines] == ["q1", 2, "empty"]
@@ -68,7 +57,7 @@ def test_rerank_jsonl(tmp_path: Path, reranker: str) -> None:
 def test_malformed_line_is_one_line_error(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(ROWS[0]) + "\n{not json\n", encoding="utf-8")
-    res = _run("rerank", "--queries", str(path))
+    res = run("rerank", "--queries", str(path))
     assert res.returncode != 0
     assert res.stdout == ""
     err = res.stderr.strip().splitlines()
@@ -78,6 +67,6 @@ def test_malformed_line_is_one_line_error(tmp_path: Path) -> None:
 
 def test_missing_field_names_the_line(tmp_path: Path) -> None:
     path = _write(tmp_path / "bad.jsonl", [ROWS[0], {"id": 1, "query": "q", "passages": [{}]}])
-    res = _run("rerank", "--queries", str(path), "--reranker", "bm25")
+    res = run("rerank", "--queries", str(path), "--reranker", "bm25")
     assert res.returncode == 2
     assert ":2: passage 0" in res.stderr and len(res.stderr.strip().splitlines()) == 1

@@ -6,26 +6,24 @@ end to end with its model card."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import run
 
 from ragsieve.data import paper_paragraphs
 from ragsieve.rerank.cross_encoder import OnnxCrossEncoder
 from ragsieve.rerank.train import (
     Group,
     TrainConfig,
-    base_model_path,
     build_msmarco_groups,
     build_qasper_groups,
     export_model,
     train_model,
 )
 from ragsieve.training import CHECKPOINT, RunOptions
+from ragsieve.training.minilm import base_model_path
 
 pytestmark = pytest.mark.integration
 
@@ -88,30 +86,20 @@ def test_resumed_training_matches_and_exports(tmp_path: Path) -> None:
     assert np.allclose(scores[0], scores[1], atol=0.05)  # per-channel int8 stays close
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragsieve.cli", "train-reranker", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-
-
 def test_train_reranker_cli_time_limit_resume_and_card(tiny_data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "model"
     args = ["--out", str(out), "--data", str(tiny_data_dir), "--msmarco-groups", "5"]
-    first = _cli(*args, "--max-length", "32", "--time-limit", "0.000001")
+    first = run("train-reranker", *args, "--max-length", "32", "--time-limit", "0.000001")
     assert first.returncode == 0, first.stderr
     assert "stopped early (rerun to resume)" in first.stdout
     assert (out / CHECKPOINT).is_file() and (out / "model.onnx").is_file()
     assert "stopped early" in (out / "MODEL_CARD.md").read_text("utf-8")
     # Other options than the checkpoint's: refused in one line, the checkpoint kept.
-    bad = _cli(*args, "--max-length", "48")
+    bad = run("train-reranker", *args, "--max-length", "48")
     last = bad.stderr.strip().splitlines()[-1]  # after the progress lines
     assert bad.returncode != 0 and last.startswith("error: ") and "Traceback" not in bad.stderr
     assert "other training options" in last and (out / CHECKPOINT).is_file()
-    second = _cli(*args, "--max-length", "32", "--json")
+    second = run("train-reranker", *args, "--max-length", "32", "--json")
     assert second.returncode == 0, second.stderr
     info = json.loads(second.stdout)
     assert "resuming at step 1/2" in second.stderr

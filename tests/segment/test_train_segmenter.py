@@ -9,8 +9,10 @@ sentence-transformers folder beside the head, which the SAGE chunker then loads.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -40,28 +42,34 @@ RUN = RunOptions(seed=5, threads=2)
 QUIET = lambda _: None  # noqa: E731
 
 
+def _train_all(
+    out: Path,
+    data: Path,
+    cache: Path,
+    opts: RunOptions = RUN,
+    log: Callable[[str], None] = QUIET,
+    **cfg: object,
+) -> dict[str, Any]:
+    """A run on the ``all`` feature set with pair embeddings cached in ``cache``."""
+    return train_segmenter(out, data, _cfg(**cfg), ["all"], log=log, cache_dir=cache, opts=opts)
+
+
 def test_frozen_training_is_seeded_resumable_and_loadable(
     shared_data: Path, tmp_path: Path
 ) -> None:
     cache = tmp_path / "cache"
-    whole = train_segmenter(
-        tmp_path / "run0", shared_data, _cfg(), ["all"], log=QUIET, cache_dir=cache, opts=RUN
-    )
+    whole = _train_all(tmp_path / "run0", shared_data, cache)
     assert whole["train_pairs"] > 100 and whole["finished"] and whole["seed"] == 5
     row = whole["table_x"]["all"]
     assert 0.0 <= row["acc_natural"] <= 1.0 and 0.0 <= row["boundary_f1"] <= 1.0
     # A run stopped by its time limit ships nothing, keeps a checkpoint, and resumes.
     out = tmp_path / "run1"
     limited = replace(RUN, time_limit_min=1e-9)
-    first = train_segmenter(
-        out, shared_data, _cfg(), ["all"], log=QUIET, cache_dir=cache, opts=limited
-    )
+    first = _train_all(out, shared_data, cache, opts=limited)
     assert not first["finished"] and first["train"]["steps"] == 1
     assert not (out / "head.npz").exists() and list(out.glob("checkpoint-*.pt"))
     logs: list[str] = []
-    second = train_segmenter(
-        out, shared_data, _cfg(), ["all"], log=logs.append, cache_dir=cache, opts=RUN
-    )
+    second = _train_all(out, shared_data, cache, log=logs.append)
     assert second["finished"] and any("resuming at step 1/" in m for m in logs)
     assert not list(out.glob("checkpoint-*.pt"))
     a = SegmenterHead.load(tmp_path / "run0")
@@ -101,18 +109,8 @@ def test_paper_protocol_trains_on_balanced_random_negatives(
     shared_data: Path, tmp_path: Path
 ) -> None:
     cache = tmp_path / "cache"
-    adj = train_segmenter(
-        tmp_path / "adj", shared_data, _cfg(), ["all"], log=QUIET, cache_dir=cache, opts=RUN
-    )
-    pap = train_segmenter(
-        tmp_path / "pap",
-        shared_data,
-        _cfg(protocol="paper"),
-        ["all"],
-        log=QUIET,
-        cache_dir=cache,
-        opts=RUN,
-    )
+    adj = _train_all(tmp_path / "adj", shared_data, cache)
+    pap = _train_all(tmp_path / "pap", shared_data, cache, protocol="paper")
     assert pap["config"]["protocol"] == "paper"
     # Every same-paragraph pair once with label 1 and once beside a random negative.
     assert pap["train_pairs"] % 2 == 0 and pap["train_pairs"] != adj["train_pairs"]
