@@ -200,9 +200,14 @@ def test_bad_options_are_one_line_errors(index: Index) -> None:
         FullConfig(pareto="yes")  # type: ignore[arg-type]
 
 
-def test_index_without_sentences_is_refused(sample_index_dir: Path) -> None:
+def test_index_without_sentences_builds_them_or_refuses_source_table(
+    sample_index_dir: Path,
+) -> None:
+    idx = Index.open(sample_index_dir)
     with pytest.raises(Exception, match="--sentences"):
-        get_method("full", Index.open(sample_index_dir))
+        get_method("full", idx, source="table")
+    (r,) = get_method("full", idx).retrieve([QUESTION])  # built from the retrieved chunks
+    assert r.context.chunks and all(":s" in s.chunk.id for s in r.context.chunks)
 
 
 def test_feedback_loop_reselects_sentences_with_the_local_llm(index: Index, smollm2: Any) -> None:

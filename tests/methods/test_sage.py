@@ -87,7 +87,7 @@ def test_registry_options_and_config_defaults(index: Index) -> None:
 
 
 def test_retrieve_context_follows_the_gradient_cut(index: Index) -> None:
-    m = SageMethod(index, SageConfig(min_k=3, g=0.2))
+    m = SageMethod(index, SageConfig(min_k=3, g=0.2, k=30))
     (r,) = m.retrieve([QUESTION])
     sel = r.trace["selection"]
     cands = r.candidates
@@ -116,7 +116,7 @@ def test_retrieve_context_follows_the_gradient_cut(index: Index) -> None:
 
 def test_g_orders_context_sizes_and_budget_and_top_k_ablation(index: Index) -> None:
     def size(**kw: Any) -> int:
-        (r,) = SageMethod(index, SageConfig(min_k=3, **kw)).retrieve([QUESTION])
+        (r,) = SageMethod(index, SageConfig(min_k=3, k=30, **kw)).retrieve([QUESTION])
         return len(r.context.chunks)
 
     strict, default, loose = size(g=0.0), size(g=0.3), size(g=1.0)
@@ -202,7 +202,7 @@ def test_less_context_then_an_unreadable_reply_keeps_the_current_answer(
 ) -> None:
     script, url = scripted
     script.feedback = ["Evaluation Score: 4\nContext Adjustment: less context (-1)", "Looks good."]
-    m = SageMethod(index, SageConfig(min_k=3, g=1.0))  # the cut runs to all 30 candidates
+    m = SageMethod(index, SageConfig(min_k=3, g=1.0, k=30))  # the cut runs to all 30
     ans = m.ask(QUESTION, scripted_llm(url))
     fb = ans.trace["feedback"]
     # "less" caps the next cut one below the chunks actually used (30 -> 29), even though
@@ -222,7 +222,7 @@ def test_paper_step_that_leaves_the_context_unchanged_stops(
     script, url = scripted
     script.feedback = ["Evaluation Score: 3\nContext Adjustment: -1"]
     # min_k 7 -> 6 re-cuts to the same 30 chunks: asking again would repeat the same call.
-    m = SageMethod(index, SageConfig(min_k=7, g=1.0, feedback_step="min_k"))
+    m = SageMethod(index, SageConfig(min_k=7, g=1.0, k=30, feedback_step="min_k"))
     ans = m.ask(QUESTION, scripted_llm(url))
     assert script.kinds() == ["answer", "feedback"]
     assert ans.trace["feedback"]["stop"] == "unchanged"

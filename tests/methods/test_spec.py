@@ -55,8 +55,8 @@ def test_unknown_keys_and_wrong_types_are_one_line_errors_naming_the_valid_keys(
         check_spec("sage[min_k=true]")
     with pytest.raises(ConfigError, match=r"naive: k must be int, got 2.5"):
         check_spec("naive[k=2.5]")
-    with pytest.raises(ConfigError, match=r"unknown option\(s\) k for sage"):
-        check_spec("sage[k=3]")  # SAGE sizes its context by the cut: say so, do not ignore it
+    with pytest.raises(ConfigError, match=r"unknown option\(s\) k for full"):
+        check_spec("full[k=3]")  # full sizes its context by the cut: say so, do not ignore it
     with pytest.raises(ConfigError, match="unknown method 'nope'"):
         check_spec("nope")
     with pytest.raises(ConfigError, match="bad method spec"):

@@ -10,8 +10,10 @@ LLM would have seen.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +40,24 @@ if TYPE_CHECKING:
 #: (:func:`ragsieve.llm.cost.answer_prices`).
 PRICE_IN_PER_M = DEFAULT_PRICE_IN_PER_M
 PRICE_OUT_PER_M = DEFAULT_PRICE_OUT_PER_M
+
+#: A progress callback, ``(stage, done, total)``: the protocol of ``ragsieve index``'s progress
+#: (:mod:`ragsieve.progress`), so the CLI's progress object prints a method's stages too.
+Progress = Callable[[str, int, int], None]
+
+
+@contextmanager
+def reported(progress: Progress | None, stage: str) -> Iterator[None]:
+    """Report ``stage`` as started (0/1) and, once the block ends, done (1/1): a long step of
+    a method (a reranker pass, an LLM call) is never silent. Nothing without a callback."""
+    if progress is None:
+        yield
+        return
+    progress(stage, 0, 1)
+    try:
+        yield
+    finally:
+        progress(stage, 1, 1)
 
 
 @dataclass
@@ -141,9 +161,15 @@ class Method:
 
     name = "method"
     config: Any = None
+    #: Where the method reports its stages while it works (None: silent); the CLI sets it.
+    progress: Progress | None = None
 
     def __init__(self, index: Index) -> None:
         self.index = index
+
+    def stage(self, what: str) -> contextlib.AbstractContextManager[None]:
+        """``with self.stage("rerank 30 chunks"):`` reports ``"<method>: rerank 30 chunks"``."""
+        return reported(self.progress, f"{self.name}: {what}")
 
     @property
     def budget(self) -> int | None:
@@ -226,6 +252,7 @@ class Method:
             "price_out_per_m": price_out_per_m,
             "config": self.config_dict(),
             "prompt_budget": PromptBudget(total_budget, window=llm_window(llm)),
+            "progress": self.progress,
         }
         first = generate_answer(name, r, llm, **gen_kw)
         loop = getattr(self, "feedback", None)
@@ -243,8 +270,11 @@ def generate_answer(
     price_out_per_m: float | None = None,
     config: dict[str, Any] | None = None,
     prompt_budget: PromptBudget | None = None,
+    progress: Progress | None = None,
+    call: str = "LLM answer",
 ) -> Answer:
     """One LLM call over the retrieved context; returns the :class:`Answer` with its trace.
+    ``progress`` hears the call as the stage ``"<method>: <call>"``.
 
     With a bounded ``prompt_budget`` the lowest-scored chunks are dropped until the prompt
     fits what is left of it (``trace["total_budget_cap"]``); the call is recorded there.
@@ -252,9 +282,11 @@ def generate_answer(
     budget = prompt_budget if prompt_budget is not None else PromptBudget(window=llm_window(llm))
     timings = dict(r.timings)
     messages, context, dropped = fit_prompt(r, options, budget, max_tokens)
-    stop = timed(timings, "generate")
-    gen = llm.generate(messages, max_tokens=max_tokens, temperature=0.0)
-    stop()
+    n_units = len(context.chunks)
+    with reported(progress, f"{method}: {call} ({n_units} units, {context.n_tokens} tokens)"):
+        stop = timed(timings, "generate")
+        gen = llm.generate(messages, max_tokens=max_tokens, temperature=0.0)
+        stop()
     usage = gen.usage
     budget.record("answer", messages, usage)
     cost = llm_cost(
@@ -365,14 +397,16 @@ class StagedMethod(Method):
         return {}
 
     def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
-        hits, per_q = first_stage(self.retriever, questions, self.depth(), doc_ids)
+        with self.stage(f"retrieve {self.depth()} candidates"):
+            hits, per_q = first_stage(self.retriever, questions, self.depth(), doc_ids)
         selector = self.selector()
         out: list[Retrieval] = []
         for q, cands in zip(questions, hits, strict=True):
             t: dict[str, float] = {"retrieve": per_q}
             if self.reranker is not None:
                 stop = timed(t, "rerank")
-                cands = rerank(self.reranker, q, cands)
+                with self.stage(f"rerank {len(cands)} chunks"):
+                    cands = rerank(self.reranker, q, cands)
                 stop()
             stop = timed(t, "select")
             sel = selector.select(q, cands)

@@ -34,7 +34,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ragsieve.llm.budget import PromptBudget
 from ragsieve.llm.cost import llm_cost
 from ragsieve.llm.prompts import build_answer_messages, build_feedback_messages, parse_feedback
-from ragsieve.methods.base import Retrieval, capped, generate_answer, selection_trace, timed
+from ragsieve.methods.base import (
+    Retrieval,
+    capped,
+    generate_answer,
+    reported,
+    selection_trace,
+    timed,
+)
 from ragsieve.select.base import Selector
 from ragsieve.types import Answer, Context, Usage
 
@@ -131,7 +138,7 @@ class SelfFeedback:
         min_k, max_k = c.min_k, None
         reason = "max_rounds"
         for rnd in range(1, c.max_rounds + 1):
-            fb = self._judge(r, st, rnd, min_k, max_k, llm, gen_kw)
+            fb = self._judge(name, r, st, rnd, min_k, max_k, llm, gen_kw)
             if fb is None:
                 reason = "window" if st.window_stop else "budget"
                 break
@@ -156,6 +163,7 @@ class SelfFeedback:
 
     def _judge(
         self,
+        name: str,
         r: Retrieval,
         st: _Run,
         rnd: int,
@@ -186,9 +194,11 @@ class SelfFeedback:
         reserve = cur.usage.prompt_tokens if rnd < self.c.max_rounds else 0
         if not budget.room(messages, reserve):
             return None
-        stop = timed(st.timings, "feedback")
-        gen = llm.generate(messages, max_tokens=self.c.feedback_max_tokens, temperature=0.0)
-        stop()
+        what = f"{name}: feedback call {rnd}/{self.c.max_rounds} (judge the answer)"
+        with reported(gen_kw.get("progress"), what):
+            stop = timed(st.timings, "feedback")
+            gen = llm.generate(messages, max_tokens=self.c.feedback_max_tokens, temperature=0.0)
+            stop()
         budget.record("feedback", messages, gen.usage)
         st.feedback_usage = st.feedback_usage + gen.usage
         fb = parse_feedback(gen.text)
@@ -237,7 +247,8 @@ class SelfFeedback:
         if not gen_kw["prompt_budget"].room(messages):
             return "budget"
         st.seen.add(key)
-        st.current = generate_answer(name, again, llm, **gen_kw)
+        call = f"LLM answer {len(st.seen)} ({'more' if max_k is None else 'less'} context)"
+        st.current = generate_answer(name, again, llm, **gen_kw, call=call)
         st.timings["generate"] = st.timings.get("generate", 0.0) + st.current.timings["generate"]
         st.answer_usage = st.answer_usage + st.current.usage
         return None

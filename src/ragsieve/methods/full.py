@@ -32,6 +32,12 @@ step, each switchable so that the ablation (``benchmarks/bench_full.py``) can re
 
 Defaults (``min_k``, ``chunks``, ``expand``, ``order``) were chosen by the ablation in
 BENCHMARKS.md, not by any paper: ``min_k`` counts sentences here, not SAGE's chunks.
+
+**Without a sentence table** (an index built without ``--sentences``, the default) the sentences
+of step 1 are built at query time from the top ``source_chunks`` chunks of ``retriever``
+(:mod:`ragsieve.retrieve.chunk_sentences`, the same vectors and links as the table): the
+Pareto ranking, the passages and the links are then limited to those chunks. ``source=table``
+or ``source=chunks`` forces one; docs/full.md measures the difference.
 """
 
 from __future__ import annotations
@@ -53,12 +59,14 @@ from ragsieve.methods.base import (
     timed,
 )
 from ragsieve.methods.feedback import SelfFeedback
-from ragsieve.methods.sage import SageConfig, sage_cut
+from ragsieve.methods.pareto import check_source
+from ragsieve.methods.sage import SageOptions, sage_cut
 from ragsieve.methods.tagger import TaggerCut, get_tagger, tag_and_select
 from ragsieve.rerank import get_reranker
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter
+from ragsieve.retrieve.chunk_sentences import ChunkSentences, rows_by_doc, use_table
 from ragsieve.retrieve.pareto import ParetoRetriever, group_in_source_order, row_sentence_chunk
 from ragsieve.select.base import Selection, Selector, make_context
 from ragsieve.select.benefit import BenefitScorer
@@ -81,7 +89,7 @@ def default_scorer() -> str:
 
 
 @dataclass
-class FullConfig(SageConfig):
+class FullConfig(SageOptions):
     """Options of ``full``; SAGE's fields keep their meaning (``N``, ``g``, ``fs``, feedback).
 
     ``N`` counts Pareto sentence candidates and ``min_k`` sentences (SAGE's 7 are chunks).
@@ -134,9 +142,16 @@ class FullConfig(SageConfig):
     #: The stacker's open point (chosen on dev with no budget: recall over precision).
     open_point: bool = False
     tagger_model: str | None = None
+    #: Where the sentences come from: auto (the sentence table when the index has one, else
+    #: built from the retrieved chunks), table or chunks.
+    source: str = "auto"
+    #: Without a table: the top chunks of ``retriever`` whose sentences are the candidates
+    #: (naive's default top-k; each costs two embeddings of its text per question).
+    source_chunks: int = 10
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        check_source(self.source, self.source_chunks)
         if not isinstance(self.scorer, str) or not self.scorer:
             raise ConfigError(
                 f"scorer must be tagger, reranker or a reranker name, got {self.scorer!r}"
@@ -177,8 +192,8 @@ class _Grouped:
         self,
         inner: Selector,
         floor: float = 0.0,
-        widen: Callable[[list[Scored]], tuple[list[Scored], dict[str, Any]]] | None = None,
-        collapse: Callable[[list[Scored]], list[Scored]] | None = None,
+        widen: Callable[[str, list[Scored]], tuple[list[Scored], dict[str, Any]]] | None = None,
+        collapse: Callable[[str, list[Scored]], list[Scored]] | None = None,
     ) -> None:
         self.inner = inner
         self.floor = floor
@@ -190,7 +205,7 @@ class _Grouped:
         dropped = 0
         n_ranked = len(ranked)
         if self.collapse is not None:
-            ranked = self.collapse(ranked)
+            ranked = self.collapse(query, ranked)
         if self.floor > 0 and ranked:
             top = max(s.score for s in ranked)
             kept = [s for s in ranked if s.score >= self.floor * top]
@@ -202,7 +217,7 @@ class _Grouped:
         if self.collapse is not None:
             trace["passage_cut"] = {"sentences": n_ranked, "passages": len(ranked) + dropped}
         if self.widen is not None:
-            chosen, trace["passages"] = self.widen(chosen)
+            chosen, trace["passages"] = self.widen(query, chosen)
         grouped = group_in_source_order(chosen)
         if self.floor > 0:
             trace["floor"] = {"floor": self.floor, "dropped": dropped}
@@ -224,8 +239,13 @@ class FullMethod(Method):
         self.config: FullConfig = config or FullConfig()
         c = self.config
         alpha = None if c.pareto else 1.0
-        self.pareto = ParetoRetriever(index, alpha, depth=max(200, 4 * c.N))
-        self.retriever = get_retriever(c.retriever, index) if c.chunks else None
+        self.table = use_table(index, c.source)
+        self.pareto = ParetoRetriever(index, alpha, depth=max(200, 4 * c.N), table=self.table)
+        self.retriever = get_retriever(c.retriever, index) if c.chunks or not self.table else None
+        self.built = None if self.table else ChunkSentences(index)
+        #: Without a table: each question's rows built from its chunks (the passage steps of
+        #: the cut read them again, also when feedback re-runs it after the batch).
+        self._views: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
         self.tagger = get_tagger(c.tagger_model) if c.scorer == "tagger" else None
         self.reranker = (
             get_reranker(c.reranker, index.config.embedder) if self.tagger is None else None
@@ -252,21 +272,28 @@ class FullMethod(Method):
         collapse = self._best_per_passage if passage and self.config.passage_cut else None
         return _Grouped(sage_cut(self.config, min_k, max_k), self.config.floor, widen, collapse)
 
-    def _passage_of(self, sents: list[Scored]) -> dict[tuple[str, int], tuple[str, int]]:
-        """(doc_id, sentence index) -> (doc_id, passage number), from the sentence table."""
+    def _rows(self, q: str, docs: list[str]) -> list[dict[str, Any]]:
+        """The sentence rows of ``docs``: the table's, or those built for question ``q``."""
+        if self.built is None:
+            return self.index.sentence_rows(docs).to_pylist()
+        view = self._views.get(q, {})
+        return [r for d in docs for _, r in sorted(view.get(d, {}).items())]
+
+    def _passage_of(self, q: str, sents: list[Scored]) -> dict[tuple[str, int], tuple[str, int]]:
+        """(doc_id, sentence index) -> (doc_id, passage number), from the sentence rows."""
         docs = sorted({s.chunk.doc_id for s in sents})
         return {
             (r["doc_id"], int(r["idx"])): (r["doc_id"], int(r["passage"]))
-            for r in self.index.sentence_rows(docs).select(["doc_id", "idx", "passage"]).to_pylist()
+            for r in self._rows(q, docs)
         }
 
-    def _best_per_passage(self, ranked: list[Scored]) -> list[Scored]:
+    def _best_per_passage(self, q: str, ranked: list[Scored]) -> list[Scored]:
         """Each passage's best sentence, best first: the units the cut then runs over, so that
         ``min_k`` and the gradient count passages. Why: after widening, a passage is what the
         context pays for, and sentences of one passage are not separate evidence."""
         if not ranked:
             return []
-        of = self._passage_of(ranked)
+        of = self._passage_of(q, ranked)
         seen: set[tuple[str, int]] = set()
         out = []
         for s in sorted(ranked, key=lambda x: -x.score):
@@ -276,7 +303,7 @@ class FullMethod(Method):
                 out.append(s)
         return out
 
-    def _passages(self, chosen: list[Scored]) -> tuple[list[Scored], dict[str, Any]]:
+    def _passages(self, q: str, chosen: list[Scored]) -> tuple[list[Scored], dict[str, Any]]:
         """Small-to-big: each chosen sentence (best first) brings its whole passage (the
         paragraph or SAGE segment the Pareto context came from) while the budget allows;
         otherwise it stays alone. Every sentence of a passage carries the best score that
@@ -284,7 +311,7 @@ class FullMethod(Method):
         budget = self.config.budget
         docs = sorted({s.chunk.doc_id for s in chosen})
         rows: dict[tuple[str, int], list[dict[str, Any]]] = {}
-        for r in self.index.sentence_rows(docs).to_pylist():
+        for r in self._rows(q, docs):
             rows.setdefault((r["doc_id"], int(r["passage"])), []).append(r)
         of = {(r["doc_id"], int(r["idx"])): key for key, rs in rows.items() for r in rs}
         out: dict[tuple[str, int], Scored] = {}
@@ -327,9 +354,12 @@ class FullMethod(Method):
 
     def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
         c = self.config
+        if self.built is not None:
+            return self._retrieve_built(questions, doc_ids)
         t0 = time.perf_counter()
         qv = self.index.embedder.embed(questions)
-        ranked = self.pareto.rank(qv, doc_ids)
+        with self.stage("rank the sentence table"):
+            ranked = self.pareto.rank(qv, doc_ids)
         t_pareto = (time.perf_counter() - t0) / max(1, len(questions))
         t0 = time.perf_counter()
         hits = (
@@ -348,6 +378,32 @@ class FullMethod(Method):
             self._one(q, r[: c.N], h, by_doc, {"retrieve": t_pareto, "chunks": t_chunks})
             for q, r, h in zip(questions, ranked, hits, strict=True)
         ]
+
+    def _retrieve_built(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
+        """Without a sentence table: the sentences of each question's top ``source_chunks``
+        chunks, built at query time, ranked by their Pareto vectors (see the module doc)."""
+        c = self.config
+        assert self.retriever is not None and self.built is not None
+        t0 = time.perf_counter()
+        qv = self.index.embedder.embed(questions)
+        n = max(c.source_chunks, c.chunks)
+        with self.stage(f"retrieve {n} chunks ({c.retriever})"):
+            hits = self.retriever.retrieve(questions, n, doc_ids)
+        t_chunks = (time.perf_counter() - t0) / max(1, len(questions))
+        out: list[Retrieval] = []
+        for q, qvec, h in zip(questions, qv, hits, strict=True):
+            t0 = time.perf_counter()
+            rows = self.built.build(
+                [s.chunk for s in h], links=c.expand > 0, progress=self.progress, label="full: "
+            )
+            ranked = self.pareto.rank_rows(qvec[None, :], [rows])[0]
+            by_doc = rows_by_doc(rows)
+            if len(self._views) >= 4096:
+                self._views.pop(next(iter(self._views)))
+            self._views[q] = by_doc
+            t = {"retrieve": time.perf_counter() - t0, "chunks": t_chunks}
+            out.append(self._one(q, ranked[: c.N], h[: c.chunks], by_doc, t))
+        return out
 
     def _pool(
         self,
@@ -410,10 +466,11 @@ class FullMethod(Method):
         if self.tagger is not None:
             return self._tag_one(q, pool, by_doc, t, len(pareto_hits), from_chunks)
         stop = timed(t, "rerank")
-        scored = sorted(self._score(q, pool), key=lambda s: -s.score)
-        bridge = scored[0] if c.hops == 2 and scored else None
-        if bridge is not None:
-            scored = self._bridge(q, scored)
+        with self.stage(f"rerank {len(pool)} sentences"):
+            scored = sorted(self._score(q, pool), key=lambda s: -s.score)
+            bridge = scored[0] if c.hops == 2 and scored else None
+            if bridge is not None:
+                scored = self._bridge(q, scored)
         stop()
         stop = timed(t, "expand")
         linked = self._linked(q, scored, by_doc)
@@ -476,20 +533,21 @@ class FullMethod(Method):
             for d, p in keys
         ]
         stop()
-        sel, cands = tag_and_select(
-            self.tagger,
-            q,
-            units,
-            c.threshold,
-            c.hops,
-            c.min_k,
-            c.budget,
-            c.unit,
-            t,
-            c.passage_threshold,
-            c.stack,
-            c.open_point,
-        )
+        with self.stage(f"tag {sum(len(u) for u in units)} sentences of {len(units)} passages"):
+            sel, cands = tag_and_select(
+                self.tagger,
+                q,
+                units,
+                c.threshold,
+                c.hops,
+                c.min_k,
+                c.budget,
+                c.unit,
+                t,
+                c.passage_threshold,
+                c.stack,
+                c.open_point,
+            )
         trace = {
             "method": self.name,
             "scorer": "tagger",

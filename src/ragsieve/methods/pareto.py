@@ -1,6 +1,14 @@
 """ParetoRAG (Sec. 3) as a method: the top-k sentences by sentence-context weighted vectors, or as
 many as fill a token budget in rank order, grouped per document (best document first) and in
-source order inside a document, each with its score (:mod:`ragsieve.retrieve.pareto` ranks)."""
+source order inside a document, each with its score (:mod:`ragsieve.retrieve.pareto` ranks).
+
+Its sentences come from the index's sentence table (``ragsieve index --sentences``) when it has
+one. On an index without it (the default build) they are built at query time from the dense
+top ``source_chunks`` chunks (:mod:`ragsieve.retrieve.chunk_sentences`): the same vectors, but
+the sentence index is limited to those chunks, so a sentence outside them cannot be found
+(measured in docs/full.md, "Sentences from the handed chunks"). ``source=table`` or
+``source=chunks`` forces one.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +19,8 @@ from typing import TYPE_CHECKING
 from ragsieve.errors import ConfigError
 from ragsieve.index.sentences import CONTEXT_FORMS
 from ragsieve.methods.base import Method, MethodDef, Retrieval, scored_trace, selection_trace
-from ragsieve.retrieve.base import DocFilter
+from ragsieve.retrieve.base import DenseRetriever, DocFilter
+from ragsieve.retrieve.chunk_sentences import SOURCES, ChunkSentences, use_table
 from ragsieve.retrieve.pareto import ParetoRetriever, group_in_source_order
 from ragsieve.select import BudgetSelector, TopKSelector
 from ragsieve.select.base import Selection, make_context
@@ -31,6 +40,12 @@ class ParetoConfig:
     context: str | None = None
     #: Whole-index search: candidates fetched per column before exact re-scoring.
     depth: int = 200
+    #: Where the sentences come from: auto (the sentence table when the index has one, else
+    #: the retrieved chunks), table or chunks (:mod:`ragsieve.retrieve.chunk_sentences`).
+    source: str = "auto"
+    #: Without a table: the dense top chunks whose sentences are the candidates (naive's
+    #: default top-k: the sentences refine what naive would have read).
+    source_chunks: int = 10
 
     def __post_init__(self) -> None:
         if not isinstance(self.k, int) or self.k < 1:
@@ -45,6 +60,15 @@ class ParetoConfig:
             raise ConfigError(f"context must be one of {', '.join(CONTEXT_FORMS)}")
         if not isinstance(self.depth, int) or self.depth < 1:
             raise ConfigError(f"depth must be a positive integer, got {self.depth!r}")
+        check_source(self.source, self.source_chunks)
+
+
+def check_source(source: str, source_chunks: int) -> None:
+    """The ``source`` and ``source_chunks`` options of a sentence-level method."""
+    if source not in SOURCES:
+        raise ConfigError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
+    if not isinstance(source_chunks, int) or isinstance(source_chunks, bool) or source_chunks < 1:
+        raise ConfigError(f"source_chunks must be a positive integer, got {source_chunks!r}")
 
 
 class ParetoMethod(Method):
@@ -57,8 +81,12 @@ class ParetoMethod(Method):
         super().__init__(index)
         self.config = config or ParetoConfig()
         c = self.config
-        # First: the ranker refuses an index without a sentence table in one line.
-        self.ranker = ParetoRetriever(index, c.alpha, max(c.depth, 4 * c.k, (c.budget or 0) // 4))
+        self.table = use_table(index, c.source)
+        self.ranker = ParetoRetriever(
+            index, c.alpha, max(c.depth, 4 * c.k, (c.budget or 0) // 4), table=self.table
+        )
+        self.chunk_source = None if self.table else DenseRetriever(index)
+        self.built = None if self.table else ChunkSentences(index)
         built = index.config.pareto_context
         if c.context is not None and c.context != built:
             raise ConfigError(
@@ -71,7 +99,18 @@ class ParetoMethod(Method):
     def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
         t0 = time.perf_counter()
         qv = self.index.embedder.embed(questions)
-        ranked = self.ranker.rank(qv, doc_ids)
+        if self.chunk_source is None or self.built is None:
+            with self.stage("rank the sentence table"):
+                ranked = self.ranker.rank(qv, doc_ids)
+        else:
+            n = self.config.source_chunks
+            with self.stage(f"retrieve {n} chunks"):
+                hits = self.chunk_source.retrieve(questions, n, doc_ids)
+            tables = [
+                self.built.build([s.chunk for s in h], progress=self.progress, label="pareto: ")
+                for h in hits
+            ]
+            ranked = self.ranker.rank_rows(qv, tables)
         per_q = (time.perf_counter() - t0) / max(1, len(questions))
         out: list[Retrieval] = []
         for q, cands in zip(questions, ranked, strict=True):
@@ -86,6 +125,7 @@ class ParetoMethod(Method):
                 "alpha": self.alpha,
                 "context_form": self.index.config.pareto_context,
                 "passage": self.index.config.sentence_options().passage,
+                "sentences": "table" if self.table else f"top {self.config.source_chunks} chunks",
                 "candidates": scored_trace(cands),
                 **selection_trace(sel),
             }

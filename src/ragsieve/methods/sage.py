@@ -13,7 +13,8 @@ from ragsieve.rerank import get_reranker
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever
 from ragsieve.select import GradientCutSelector, TopKSelector
-from ragsieve.select.base import Selector
+from ragsieve.select.base import Selection, Selector
+from ragsieve.types import Scored
 
 if TYPE_CHECKING:
     from ragsieve.index import Index
@@ -42,13 +43,14 @@ def _is_int(value: Any) -> bool:
 
 
 @dataclass
-class SageConfig:
+class SageOptions:
     """SAGE (Sections V-VI): retrieve ``N`` chunks, rerank, cut at the first sharp score drop
     (``min_k``, ``g``), answer, then let the LLM judge its answer and widen or narrow the
     context until the score reaches ``fs`` or ``max_rounds`` feedback rounds have run.
 
     Defaults are the paper's hyper-parameters. Segmentation is not configured here: it is a
     property of the index (``ragsieve index --chunker ...``), and the method works on any index.
+    ``full``'s config extends these; ``sage``'s (:class:`SageConfig`) adds naive's ceiling.
     """
 
     #: Candidates fetched from the index and scored by the reranker.
@@ -104,12 +106,59 @@ class SageConfig:
             raise ConfigError(f"feedback_step must be one of {', '.join(FEEDBACK_STEPS)}")
 
 
-def sage_cut(c: SageConfig, min_k: int, max_k: int | None = None) -> Selector:
+@dataclass
+class SageConfig(SageOptions):
+    """``sage``'s options: SAGE's (:class:`SageOptions`) and naive's ceiling ``k``."""
+
+    #: Ceiling (``--k``, naive's top-k, 10 by default): at most ``k`` chunks and at most the
+    #: tokens of naive's top-``k``, so the context is never larger than naive's at the same
+    #: ``--k``; the cut decides how much of it to keep (docs/sage.md, "A ceiling of --k").
+    k: int = 10
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not _is_int(self.k) or self.k < 1:
+            raise ConfigError(f"k must be a positive integer, got {self.k!r}")
+
+
+def sage_cut(c: SageOptions, min_k: int, max_k: int | None = None) -> Selector:
     """SAGE's selection for ``min_k``: the gradient cut, or a fixed top ``min_k``
     (``selection=top-k``, the "without selection" ablation); ``budget`` is a ceiling."""
     if c.selection == "top-k":
         return TopKSelector(min_k if max_k is None else min(min_k, max_k), c.budget)
     return GradientCutSelector(min_k, c.g, c.budget, max_k)
+
+
+#: The first-stage score a candidate keeps under this name, per retriever.
+FIRST_STAGE_SCORE = {"hybrid": "rrf"}
+
+
+class NaiveCeiling:
+    """SAGE's cut under naive's ceiling: at most ``k`` chunks and, without a ``budget``, at most
+    the tokens of naive's top-``k`` among the same candidates (the ``k`` best by the first-stage
+    score, which the candidates keep beside the reranker's). So the context is never larger
+    than naive's at the same ``--k``; the cut decides how much of it to keep. With a
+    ``budget`` that is the ceiling, as naive fills it. Why: on a user's folder of 200-token
+    chunks the uncapped cut ran on through the reranker's flat tail to 17-18 chunks, 1.7x
+    naive's tokens (docs/sage.md, "A ceiling of --k")."""
+
+    name = "gradient"
+
+    def __init__(self, c: SageConfig, min_k: int, max_k: int) -> None:
+        self.c = c
+        self.min_k = min_k
+        self.max_k = max_k
+
+    def select(self, query: str, ranked: list[Scored]) -> Selection:
+        c = self.c
+        budget, naive_tokens = c.budget, None
+        if budget is None and ranked:
+            key = FIRST_STAGE_SCORE.get(c.retriever, c.retriever)
+            first = sorted(ranked, key=lambda s: -s.scores.get(key, s.score))[: c.k]
+            naive_tokens = budget = sum(s.chunk.n_tokens for s in first)
+        sel = sage_cut(replace(c, budget=budget), self.min_k, self.max_k).select(query, ranked)
+        trace = {**sel.trace, "ceiling": {"k": c.k, "naive_tokens": naive_tokens}}
+        return Selection(sel.context, trace)
 
 
 class SageMethod(StagedMethod):
@@ -150,12 +199,19 @@ class SageMethod(StagedMethod):
         return self.selector_for(self.config.min_k)
 
     def selector_for(self, min_k: int, max_k: int | None = None) -> Selector:
-        """The selection stage for a given ``min_k`` (the feedback loop moves it)."""
-        return sage_cut(self.config, min_k, max_k)
+        """The selection stage for a given ``min_k`` (the feedback loop moves it) under naive's
+        ceiling (:class:`NaiveCeiling`): "more context" past it re-selects the same context."""
+        c = self.config
+        return NaiveCeiling(c, min(min_k, c.k), c.k if max_k is None else min(max_k, c.k))
 
     def trace_info(self) -> dict[str, Any]:
         c = self.config
-        info: dict[str, Any] = {"retriever": c.retriever, "reranker": c.reranker, "N": c.N}
+        info: dict[str, Any] = {
+            "retriever": c.retriever,
+            "reranker": c.reranker,
+            "N": c.N,
+            "k": c.k,
+        }
         if self.min_k_scaled is not None:
             info["min_k_scaled"] = self.min_k_scaled
         return info

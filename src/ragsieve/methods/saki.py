@@ -17,6 +17,12 @@
 The ranked candidates (``Retrieval.candidates``) are the ``k_c`` texts, as Algorithm 1 returns
 them; the context handed to the LLM is the union of their sentences, sentence-sized chunks
 grouped per document in source order (no sentence twice), filled up to ``budget`` if given.
+
+Sentences and links come from the index's sentence table when it has one. On an index without
+it (the default build) they are built at query time (:mod:`ragsieve.retrieve.chunk_sentences`)
+from the static hits and their chunks ``radius`` positions away on either side, so that a link
+can still cross a chunk boundary; a link never reaches further (``source=table`` or ``chunks``
+forces one; measured in docs/full.md, "Sentences from the handed chunks").
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from ragsieve.methods.base import (
 from ragsieve.rerank import get_reranker
 from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter
+from ragsieve.retrieve.chunk_sentences import SOURCES, ChunkSentences, rows_by_doc, use_table
 from ragsieve.retrieve.pareto import group_in_source_order, row_sentence_chunk
 from ragsieve.select.base import Selection, make_context
 from ragsieve.types import Chunk, Scored
@@ -68,6 +75,11 @@ class SakiConfig:
     per_chunk: int | None = None
     budget: int | None = None
     retriever: str = "dense"
+    #: Where sentences and links come from: auto (the sentence table when the index has one,
+    #: else built from the static hits), table or chunks.
+    source: str = "auto"
+    #: Without a table: the static hits' neighbouring chunks this far away join the sentences.
+    radius: int = 1
 
     def __post_init__(self) -> None:
         for name in ("k", "links"):
@@ -86,6 +98,10 @@ class SakiConfig:
             raise ConfigError(f"per_chunk must be a positive integer, got {self.per_chunk!r}")
         if self.budget is not None and (not isinstance(self.budget, int) or self.budget < 1):
             raise ConfigError(f"budget must be a positive number of tokens, got {self.budget!r}")
+        if self.source not in SOURCES:
+            raise ConfigError(f"source must be one of {', '.join(SOURCES)}, got {self.source!r}")
+        if not isinstance(self.radius, int) or isinstance(self.radius, bool) or self.radius < 0:
+            raise ConfigError(f"radius must be an integer >= 0, got {self.radius!r}")
 
 
 def related_sentences(
@@ -135,7 +151,8 @@ class DualAxisMethod(Method):
         super().__init__(index)
         self.config = config or SakiConfig()
         c = self.config
-        index.sentences_table  # noqa: B018  (raises the one-line "build with --sentences" error)
+        self.table = use_table(index, c.source)
+        self.built = None if self.table else ChunkSentences(index)
         self.retriever = get_retriever(c.retriever, index)
         self.reranker = get_reranker(c.reranker, index.config.embedder)
         self.judge_model = (
@@ -179,17 +196,32 @@ class DualAxisMethod(Method):
     def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
         c = self.config
         t0 = time.perf_counter()
-        static = self.retriever.retrieve(questions, c.k, doc_ids)
-        docs = sorted({s.chunk.doc_id for hits in static for s in hits})
-        rows = self.index.sentence_rows(docs).to_pylist()
-        by_doc: dict[str, dict[int, dict[str, Any]]] = {}
-        for r in rows:
-            by_doc.setdefault(r["doc_id"], {})[int(r["idx"])] = r
+        with self.stage(f"retrieve {c.k} chunks"):
+            static = self.retriever.retrieve(questions, c.k, doc_ids)
+        if self.built is None:
+            docs = sorted({s.chunk.doc_id for hits in static for s in hits})
+            shared = rows_by_doc(self.index.sentence_rows(docs))
+            views = [shared] * len(questions)
+        else:
+            views = [self._built_rows(hits) for hits in static]
         per_q = (time.perf_counter() - t0) / max(1, len(questions))
         return [
             self._one(q, hits, by_doc, {"retrieve": per_q})
-            for q, hits in zip(questions, static, strict=True)
+            for q, hits, by_doc in zip(questions, static, views, strict=True)
         ]
+
+    def _built_rows(self, static: list[Scored]) -> dict[str, dict[int, dict[str, Any]]]:
+        """The sentence rows (with links) of the static hits and their neighbours, built at
+        query time for an index without a sentence table."""
+        assert self.built is not None
+        chunks: dict[str, Chunk] = {}
+        for s in static:
+            near = self.index.neighbours(s.chunk, self.config.radius) if self.config.radius else []
+            for c in [s.chunk, *near]:
+                chunks.setdefault(c.id, c)
+        with self.stage(f"link the sentences of {len(chunks)} chunks"):
+            rows = self.built.build(list(chunks.values()), vectors=False, links=True)
+        return rows_by_doc(rows)
 
     def _expand(
         self, static: list[Scored], by_doc: dict[str, dict[int, dict[str, Any]]]
@@ -263,7 +295,8 @@ class DualAxisMethod(Method):
         cands, origin, members = self._expand(static, by_doc)
         stop()
         stop = timed(t, "judge")
-        verdict = self.judge(q, [x.chunk.text for x in cands])
+        with self.stage(f"judge {len(cands)} candidates ({c.judge})"):
+            verdict = self.judge(q, [x.chunk.text for x in cands])
         keep = [i for i in range(len(cands)) if verdict[i] >= self._threshold()]
         stop()
         stop = timed(t, "rerank")

@@ -7,7 +7,7 @@ have that field's type; anything else is a one-line :class:`ConfigError` naming 
 
 Run-level options (``--k``, ``--budget``, ``--retriever``, ``--reranker``) fill the config
 fields of the same name when the spec does not set them and the method has them; a method
-without such a field ignores it (SAGE sizes its context by the cut, not by ``k``). ``None``
+without such a field ignores it (``full`` sizes its context by its cut, not by ``k``). ``None``
 means "not given": the config's default (the paper's) applies.
 
 A spec can also live in a TOML file (``--config FILE``), so a tuned setup is a file a user can

@@ -86,8 +86,11 @@ class ParetoRetriever:
     candidates a whole-index search fetches per column before exact re-scoring.
     """
 
-    def __init__(self, index: Index, alpha: float | None = None, depth: int = 200) -> None:
-        index.sentences_table  # noqa: B018  (raises the one-line "build with --sentences" error)
+    def __init__(
+        self, index: Index, alpha: float | None = None, depth: int = 200, table: bool = True
+    ) -> None:
+        if table:
+            index.sentences_table  # noqa: B018  (raises the one-line "build with --sentences")
         self.index = index
         self.alpha = float(index.config.alpha if alpha is None else alpha)
         self.depth = depth
@@ -110,26 +113,36 @@ class ParetoRetriever:
             else:
                 rows = self._search_all(q)
                 core, ctx = _vectors(rows, "vector"), _vectors(rows, "context")
-            if rows.num_rows == 0:
-                out.append([])
-                continue
-            scores = weighted_scores(q, core, ctx, self.alpha)
-            order = np.argsort(-scores, kind="stable")
-            dicts = rows.select(
-                ["id", "doc_id", "idx", "title", "text", "start", "end", "n_tokens"]
-            )
-            pyrows = dicts.to_pylist()
-            out.append(
-                [
-                    Scored(
-                        row_sentence_chunk(pyrows[j]),
-                        float(scores[j]),
-                        {"pareto": float(scores[j]), "core": float(core[j] @ q)},
-                    )
-                    for j in order
-                ]
-            )
+            out.append(self._scored(q, rows, core, ctx))
         return out
+
+    def rank_rows(self, qvecs: np.ndarray, tables: Sequence[pa.Table]) -> list[list[Scored]]:
+        """Like :meth:`rank`, over one table of sentence rows per query (with ``vector`` and
+        ``context`` columns): the rows built from a question's handed chunks
+        (:mod:`ragsieve.retrieve.chunk_sentences`)."""
+        return [
+            self._scored(q, rows, _vectors(rows, "vector"), _vectors(rows, "context"))
+            for q, rows in zip(np.asarray(qvecs, dtype=np.float32), tables, strict=True)
+        ]
+
+    def _scored(
+        self, q: np.ndarray, rows: pa.Table, core: np.ndarray, ctx: np.ndarray
+    ) -> list[Scored]:
+        """``rows`` best first by their Pareto score for ``q``."""
+        if rows.num_rows == 0:
+            return []
+        scores = weighted_scores(q, core, ctx, self.alpha)
+        order = np.argsort(-scores, kind="stable")
+        dicts = rows.select(["id", "doc_id", "idx", "title", "text", "start", "end", "n_tokens"])
+        pyrows = dicts.to_pylist()
+        return [
+            Scored(
+                row_sentence_chunk(pyrows[j]),
+                float(scores[j]),
+                {"pareto": float(scores[j]), "core": float(core[j] @ q)},
+            )
+            for j in order
+        ]
 
     def _search_all(self, q: np.ndarray) -> pa.Table:
         depth = self.depth

@@ -59,6 +59,8 @@ from typing import Any
 import numpy as np
 
 from ragsieve.rerank.base import Reranker, anchored, pools_combinations
+from ragsieve.select.base import Selection
+from ragsieve.types import Scored
 
 #: Chunks of a combination are joined as in the LLM prompt's context (blank line between).
 SEPARATOR = "\n\n"
@@ -165,3 +167,21 @@ class BenefitScorer:
             values, ran = self.anchored.score([self.text(c) for c in combos])
         self.model_inputs += ran
         return np.asarray(values, dtype=np.float64)
+
+
+class PoolSearch:
+    """A search over the top ``candidates`` ranked chunks (MCTS, exhaustive, beam): ``select``
+    builds one :class:`BenefitScorer` for that pool and hands it to ``select_with``, which a
+    method that already scored the chunks calls directly."""
+
+    reranker: Reranker
+    candidates: int
+
+    def select(self, query: str, ranked: list[Scored]) -> Selection:
+        pool = ranked[: self.candidates]
+        return self.select_with(
+            BenefitScorer(self.reranker, query, [s.chunk.text for s in pool]), pool
+        )
+
+    def select_with(self, scorer: BenefitScorer, pool: list[Scored]) -> Selection:
+        raise NotImplementedError

@@ -40,7 +40,7 @@ import numpy as np
 from ragsieve.errors import ConfigError
 from ragsieve.rerank.base import Reranker
 from ragsieve.select.base import Selection, make_context
-from ragsieve.select.benefit import BenefitScorer, Combo
+from ragsieve.select.benefit import BenefitScorer, Combo, PoolSearch
 from ragsieve.types import Scored
 
 #: CARROT's defaults (Sec. VII-A): exploration c = 2.4, 10 iterations, cost coefficient 0.1,
@@ -254,7 +254,7 @@ def search_trace(result: SearchResult, ids: Sequence[str], top: int = 5) -> dict
     }
 
 
-class MCTSSelector:
+class MCTSSelector(PoolSearch):
     """CARROT's selection stage: MCTS over the top ``candidates`` reranked chunks.
 
     ``ranked`` must be sorted best first (as :func:`~ragsieve.rerank.rerank` returns it); the
@@ -273,12 +273,6 @@ class MCTSSelector:
         self.reranker = reranker
         self.config = config or MCTSConfig()
         self.candidates = candidates
-
-    def select(self, query: str, ranked: list[Scored]) -> Selection:
-        pool = ranked[: self.candidates]
-        return self.select_with(
-            BenefitScorer(self.reranker, query, [s.chunk.text for s in pool]), pool
-        )
 
     def select_with(self, scorer: BenefitScorer, pool: list[Scored]) -> Selection:
         """The search over ``pool`` with a scorer already built for it (a method that scored

@@ -24,7 +24,7 @@ from typing import Any
 from ragsieve.errors import ConfigError
 from ragsieve.rerank.base import Reranker
 from ragsieve.select.base import Selection, make_context
-from ragsieve.select.benefit import BenefitScorer, Combo
+from ragsieve.select.benefit import BenefitScorer, Combo, PoolSearch
 from ragsieve.select.mcts import DEFAULT_BUDGET
 from ragsieve.types import Scored
 
@@ -128,7 +128,7 @@ def _selection(
     return Selection(make_context(chosen), trace)
 
 
-class ExhaustiveSelector:
+class ExhaustiveSelector(PoolSearch):
     """ "CARROT upper": the best order of the top ``candidates`` (default 5) within budget."""
 
     name = "upper"
@@ -140,12 +140,6 @@ class ExhaustiveSelector:
             raise ConfigError("budget and candidates must be at least 1")
         self.reranker, self.budget, self.candidates = reranker, budget, candidates
 
-    def select(self, query: str, ranked: list[Scored]) -> Selection:
-        pool = ranked[: self.candidates]
-        return self.select_with(
-            BenefitScorer(self.reranker, query, [s.chunk.text for s in pool]), pool
-        )
-
     def select_with(self, scorer: BenefitScorer, pool: list[Scored]) -> Selection:
         """As :meth:`MCTSSelector.select_with`: a scorer already built for ``pool``."""
         pool = pool[: self.candidates]
@@ -153,7 +147,7 @@ class ExhaustiveSelector:
         return _selection(self.name, pool, best, w, scorer, {"budget": self.budget, **stats})
 
 
-class BeamSelector:
+class BeamSelector(PoolSearch):
     """Table VI's beam-search baseline over the top ``candidates`` reranked chunks."""
 
     name = "beam"
@@ -169,12 +163,6 @@ class BeamSelector:
             raise ConfigError("budget, candidates and width must be at least 1")
         self.reranker, self.budget = reranker, budget
         self.candidates, self.width = candidates, width
-
-    def select(self, query: str, ranked: list[Scored]) -> Selection:
-        pool = ranked[: self.candidates]
-        return self.select_with(
-            BenefitScorer(self.reranker, query, [s.chunk.text for s in pool]), pool
-        )
 
     def select_with(self, scorer: BenefitScorer, pool: list[Scored]) -> Selection:
         """As :meth:`MCTSSelector.select_with`: a scorer already built for ``pool``."""
