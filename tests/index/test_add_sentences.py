@@ -173,3 +173,19 @@ def test_other_differences_are_refused_by_option_name(
     assert "chunk_tokens=" not in msg and "(unset)" not in msg and "\n" not in msg
     p = run("index", str(corpus_dir), "--index", str(writable_index), "--chunker", "paragraph")
     assert p.returncode == 2 and "--chunker fixed (asked paragraph)" in p.stderr, p.stderr
+
+
+def test_repair_after_an_add_keeps_the_table(corpus_dir: Path, tmp_path: Path) -> None:
+    from ragsieve.index.repair import repair
+
+    ix = tmp_path / "ix"
+    idx = Index.create(ix, IndexConfig(embedder="minilm-onnx"))
+    idx.add_paths([corpus_dir / "voyager.md"])
+    idx.add_sentences()
+    n = Index.open(ix).stats()["sentence_rows"]
+    (ix / MANIFEST).unlink()
+    report = repair(ix)
+    assert report.action == "rebuilt" and report.config_from == "tables"
+    again = Index.open(ix)
+    assert again.config.sentences and again.has_sentences
+    assert again.stats()["sentence_rows"] == n > 0
