@@ -20,10 +20,9 @@ JUNK = [
     "```python",
     "~~~",
     "3 / 12",
-    "(a)",
     "- 7 -",
 ]
-WORDS = ["Miscellanea", "Page 3", "bzip2 -k", "-s --small", "是的", "BZ_OK", "x86 only"]
+WORDS = ["Miscellanea", "Page 3", "-k", "- `%r`", "(a)", "是", "BZ_OK", "x = 1"]
 
 
 @pytest.mark.parametrize("unit", JUNK)
