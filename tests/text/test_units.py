@@ -21,8 +21,10 @@ JUNK = [
     "~~~",
     "3 / 12",
     "- 7 -",
+    "4\nH",
+    "(a)",
 ]
-WORDS = ["Miscellanea", "Page 3", "-k", "- `%r`", "(a)", "是", "BZ_OK", "x = 1"]
+WORDS = ["Miscellanea", "Page 3", "-k", "- `%r`", "- `M`", "是", "BZ_OK", "x86 only"]
 
 
 @pytest.mark.parametrize("unit", JUNK)

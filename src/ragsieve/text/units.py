@@ -11,17 +11,22 @@ import re
 
 __all__ = ["has_words"]
 
-#: A letter (any script): "9", "3 / 12", "|", "---|---" and "- 7 -" have none; a flag ("-a"),
-#: a format specifier ("%r") or a one-letter option is a name the reader may need.
-_LETTER = re.compile(r"[^\W\d_]")
+#: Two letters in a row (any script): "9", "3 / 12", "|", "---|---", "- 7 -" and "4 H" (a table
+#: cell and a stray glyph) have none.
+_WORD = re.compile(r"[^\W\d_]{2}")
+#: One letter named as code: a flag ("-a"), a specifier ("%r"), a quoted name ("`M`").
+_NAME = re.compile(r"[-%`\\][^\W\d_]")
+#: A letter of a script written without spaces (CJK, kana, Hangul): one is a word.
+_WIDE = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 #: A Markdown code fence line alone, with its info string (```` ```python ````, ``~~~``).
 _FENCE_ONLY = re.compile(r"^\s*(?:`{3,}|~{3,})[\w+.#-]*\s*$")
 
 
 def has_words(text: str) -> bool:
-    """Whether ``text`` holds a word: a letter of any script, outside a code fence line. A unit
-    without one (a number alone, a rule, pipes, a code fence alone with or without its
-    language name) is layout, not evidence; "- `%r`" or "-a" names an option and is kept."""
+    """Whether ``text`` holds a word: two letters in a row, one letter named as code ("-a",
+    "%r", "`M`": an option the reader may need) or one letter of a script written without
+    spaces. A unit without one (a number alone, a rule, pipes, a code fence alone with or
+    without its language name) is layout, not evidence."""
     if _FENCE_ONLY.match(text):
         return False
-    return bool(_LETTER.search(text))
+    return bool(_WORD.search(text) or _NAME.search(text) or _WIDE.search(text))
