@@ -11,7 +11,8 @@ method: F1 and EM with the difference to ``--base`` and its paired bootstrap 95%
 loops (replies the loop guard stopped, or that ran to the cap ending in a loop). A reader is a
 ``get_llm`` spec with optional backend options: ``local[loop_guard=false]``. With
 ``--base-reader R`` each method is paired with itself under reader R (a reader change's
-before/after) instead of with ``--base``.
+before/after) instead of with ``--base``. Compare readers run with the same
+``RAGSIEVE_LLM_THREADS``: llama.cpp's greedy replies change with the thread count.
 """
 
 from __future__ import annotations
