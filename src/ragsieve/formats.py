@@ -6,12 +6,13 @@ left out, as Markdown so that its headings survive) and ``python-docx`` (paragra
 in document order, ``Heading N`` styles as Markdown headings).
 
 Provenance lives in the text itself, so every index and every stage carries it for free: a PDF's
-pages are separated by a form feed (``\\f``, on a line of its own; a one-page PDF's text ends
-with one), and headings are Markdown ``#`` lines outside code fences. A PDF's layout is not its
-text (:func:`drop_page_layout`): running headers and footers (a line at the top or bottom of
-three or more pages, its numbers aside) and page-number lines ("7", "Page 7", "7 / 12") are
-left out, and a sentence that runs over a page break is joined across it by
-:data:`PAGE_JOIN` (a form feed inside the line), so that page provenance stays exact.
+pages are separated by one form feed each (``\\f``, on a line of its own, or inside the line
+where a sentence runs on; a one-page PDF's text ends with one), and headings are Markdown ``#``
+lines outside code fences. A PDF's layout is not its text (:func:`drop_page_layout`): running
+headers and footers (a line at the top or bottom of several pages, its numbers aside) and
+page-number lines ("7", "Page 7", "7 / 12") are left out, and a sentence that runs over a page
+break is joined across it by :data:`PAGE_JOIN` (a form feed inside the line), so that page
+provenance stays exact.
 :func:`locate` turns a character offset (a chunk's or a sentence's ``start``) into ``page 3``
 (a PDF: pages only, since a ``#`` line of a PDF's text is a code comment, not a heading) or the
 heading above it, for ``search``, ``ask --json``, ``explain`` and the viewer. A ``.md`` file's
