@@ -192,14 +192,9 @@ def create_app(
 
     if token is not None and not token.strip():
         raise ConfigError("the bearer token is empty: pass a non-empty --token or unset it")
+    # ServerState's parameters, in its order, named as here
     state = ServerState(
-        index_dir,
-        llm_spec=llm_spec,
-        llm_options=llm_options,
-        rerankers=rerankers,
-        reload_interval=reload_interval,
-        preload=preload,
-        default_method=default_method,
+        index_dir, llm_spec, llm_options, rerankers, reload_interval, preload, default_method
     )
 
     @asynccontextmanager

@@ -81,7 +81,6 @@ class ServerState:
     def __init__(
         self,
         index_dir: str | Path,
-        *,
         llm_spec: str = "local",
         llm_options: dict[str, Any] | None = None,
         rerankers: Sequence[str] | None = DEFAULT_RERANKERS,
@@ -191,12 +190,17 @@ class ServerState:
         from ragsieve.methods.spec import as_spec, canonical_options, make_config, method_def
 
         spec = as_spec(self.default_method if text is None else text)
+        name, options = spec.name, {}
         if text is not None:
             defn = method_def(spec.name)
             make_config(defn, spec.options, run)  # unknown keys and bad types: the usual line
-            check_http_options(spec.name, canonical_options(defn, spec.options))
+            options = canonical_options(defn, spec.options)
+            check_http_options(name, options)
         spec, uses = spec_models(spec, run, llm=self.llm_spec)
         self.gate.check(spec.label, uses, endpoint, index)
+        # A reranker the client's spec names is refused even where the method ignores it here
+        # (full on an index without a sentence table), as a request's own reranker is.
+        check_http_options(name, options, check_reranker=self.gate.check_reranker)
         run_reranker = run.get("reranker")  # refused even where the method ignores it
         self.gate.check_reranker(run_reranker if isinstance(run_reranker, str) else None)
         lend = getattr(self, "llm", None) if endpoint == "ask" else None
