@@ -259,20 +259,10 @@ def cases(llm: dict[str, str]) -> list[Case]:
     add(Case("damaged", "manifest names an unknown chunker: search still reads",
         ["search", "x", *I], 0, _manifest(lambda m: m["config"].update(chunker="zzz")),
         intact=False))
-    add(
-        Case(
-            "damaged",
-            "manifest names an unknown chunker: index a new file",
-            ["index", "{tmp}/new.md", *I],
-            2,
-            _chain(
-                _manifest(lambda m: m["config"].update(chunker="zzz")),
-                _write("new.md", "A new fact about space probes."),
-            ),
-            fragment="unknown chunker",
-            intact=False,
-        )
-    )
+    add(Case("damaged", "manifest names an unknown chunker: index a new file",
+        ["index", "{tmp}/new.md", *I], 2, _chain(_manifest(lambda m: m["config"].update(
+        chunker="zzz")), _write("new.md", "A new fact about space probes.")),
+        fragment="unknown chunker", intact=False))
     add(Case("damaged", "manifest is a JSON list", ["info", *I], 3, _manifest(lambda m: "[1, 2]"),
         intact=False))
     add(Case("damaged", "chunks table deleted", ["search", "x", *I], 3, _rm("chunks.lance"),

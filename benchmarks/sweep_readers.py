@@ -187,20 +187,10 @@ def cases() -> list[Case]:
     for name, rel, make, suffix in good_named[:6]:
         add(Case(area, f"folder with a {name}", ["index", "{tmp}/d", *I], 0, _folder([(rel, make)]),
             timeout=300, check=_indexed("good.pdf", suffix, total=4)))
-    add(
-        Case(
-            area,
-            "nested folder with every bad kind among good files",
-            ["index", "{tmp}/d", *I],
-            0,
-            _folder(
-                [(f"sub/deeper/{rel}", make) for _, rel, make, _ in bad_named[:9]]
-                + [(b"sub/\xff.pdf", h.pdf), ("sub/gap.html", h.html_with_space_run)]
-            ),
-            timeout=600,
-            check=_indexed("good.pdf", "good.docx", "good.html", "\\xff.pdf", "gap.html", total=5),
-        )
-    )
+    add(Case(area, "nested folder with every bad kind among good files", ["index", "{tmp}/d", *I],
+        0, _folder([(f"sub/deeper/{rel}", make) for _, rel, make, _ in bad_named[:9]]
+        + [(b"sub/\xff.pdf", h.pdf), ("sub/gap.html", h.html_with_space_run)]), timeout=600,
+        check=_indexed("good.pdf", "good.docx", "good.html", "\\xff.pdf", "gap.html", total=5)))
     add(Case(area, "new index from a folder of only bad files",
         ["index", "{tmp}/d", "--index", "{tmp}/new"], 2, _file("d/enc.pdf", h.encrypted_pdf),
         fragment="no readable documents"))

@@ -312,21 +312,11 @@ def _sync_cases() -> list[Case]:
     add("dangling symlink keeps its document",
         with_outside({"docs/link.md": "elsewhere/t.md"}, [_unlink("elsewhere/t.md")]),
         base | {"elsewhere/t.md"})
-    add(
-        "retargeted symlink",
-        with_outside(
-            {"docs/link.md": "elsewhere/t.md"}, [_relink("docs/link.md", "elsewhere/u.md")]
-        ),
-        base | {"elsewhere/u.md"},
-    )
-    add(
-        "two links to one file, one deleted",
-        with_outside(
-            {"docs/l1.md": "elsewhere/t.md", "docs/l2.md": "elsewhere/t.md"},
-            [_unlink("docs/l1.md")],
-        ),
-        base | {"elsewhere/t.md"},
-    )
+    add("retargeted symlink", with_outside({"docs/link.md": "elsewhere/t.md"},
+        [_relink("docs/link.md", "elsewhere/u.md")]), base | {"elsewhere/u.md"})
+    add("two links to one file, one deleted", with_outside(
+        {"docs/l1.md": "elsewhere/t.md", "docs/l2.md": "elsewhere/t.md"}, [_unlink("docs/l1.md")]),
+        base | {"elsewhere/t.md"})
     add("symlink to a file in the folder: one document",
         _built(small, {"docs/alias.md": "docs/a.md"}, index=False), base)
     add("deleted symlink with --keep-missing",
@@ -337,18 +327,9 @@ def _sync_cases() -> list[Case]:
         args=["index", "{tmp}/via", *I2])
     add("folder given with dot-dot", _built(small, then=[_unlink("docs/a.md")]), {"docs/sub/b.md"},
         args=["index", "{tmp}/docs/sub/..", *I2])
-    add(
-        "only the folder given is synced",
-        _built(
-            small,
-            then=[
-                _unlink("docs/a.md"), _unlink("docs/sub/b.md"),
-                _write("docs/sub/n.md", "# N\n\nNewts.\n"),
-            ],
-        ),
-        {"docs/a.md", "docs/sub/n.md"},
-        args=["index", "{tmp}/docs/sub", *I2],
-    )
+    add("only the folder given is synced", _built(small, then=[_unlink("docs/a.md"),
+        _unlink("docs/sub/b.md"), _write("docs/sub/n.md", "# N\n\nNewts.\n")]),
+        {"docs/a.md", "docs/sub/n.md"}, args=["index", "{tmp}/docs/sub", *I2])
     recs = {"r.jsonl": '{"id": "r1", "text": "Ravens."}\n{"id": "r2", "text": "Rooks."}\n'}
     add("a record that left its JSONL file",
         _built(recs, then=[_write("docs/r.jsonl", '{"id": "r1", "text": "Ravens."}\n')]),
@@ -402,11 +383,8 @@ def _unreadable_cases() -> list[Case]:
         print("sweep_rm: no unprivileged user to run as; unreadable-folder cases left out",
             file=sys.stderr)
         return []
-    files = {
-        "a.md": "# A\n\nAlpacas hum.\n",
-        "sub/b.md": "# B\n\nBeavers.\n",
-        "sub/c.md": "# C\n\nCats.\n",
-    }
+    files = {"a.md": "# A\n\nAlpacas hum.\n", "sub/b.md": "# B\n\nBeavers.\n",
+        "sub/c.md": "# C\n\nCats.\n"}
 
     def setup(mode_of: str, mode: int) -> Setup:
         def f(tmp: Path, idx: Path) -> None:
@@ -538,16 +516,8 @@ def _disk_cases() -> list[Case]:
             "no space left on the device"),
     ]
     return [
-        Case(
-            "diskfull45",
-            name,
-            args,
-            3,
-            _full_disk,
-            fragment=f,
-            check=_intact_after_full,
-            timeout=180,
-        )
+        Case("diskfull45", name, args, 3, _full_disk, fragment=f, check=_intact_after_full,
+            timeout=180)
         for name, args, f in runs
     ]
 # fmt: on
