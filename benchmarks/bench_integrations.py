@@ -729,20 +729,9 @@ def main() -> None:
     ap.add_argument("--dev-limit", type=int, default=100, help="dev questions for the sweeps")
     ap.add_argument("--datasets", default="hotpotqa-sent,squad")
     ap.add_argument("--budget", type=int, default=450)
-    ap.add_argument(
-        "--specs", default="naive,full,sage", help="ragsieve specs through the adapters"
-    )
-    ap.add_argument(
-        "--adapters",
-        default=",".join(ADAPTERS),
-        help="adapters to run every spec through (the first on all questions)",
-    )
-    ap.add_argument(
-        "--check-n",
-        type=int,
-        default=5,
-        help="questions the other adapters run on, to check identical selections",
-    )
+    ap.add_argument("--specs", default="naive,full,sage", help="ragsieve specs via adapters")
+    ap.add_argument("--adapters", default=",".join(ADAPTERS), help="the first runs every question")
+    ap.add_argument("--check-n", type=int, default=5, help="questions the others check it on")
     ap.add_argument("--timing-n", type=int, default=10, help="questions timed per recipe")
     ap.add_argument("--dev-from", type=Path, default=None, help="reuse a saved dev sweep (JSON)")
     ap.add_argument("--dev-only", action="store_true", help="only the dev sweep (to --out)")

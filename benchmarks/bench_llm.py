@@ -215,12 +215,7 @@ def main() -> None:
     r.add_argument("--limit", type=int, default=None)
     r.add_argument("--llm", default="qwen-0.5b")
     r.add_argument("--budget", type=int, default=450)
-    r.add_argument(
-        "--total-x-naive",
-        type=float,
-        default=None,
-        help="run under a whole-question budget of this fraction of naive's prompt tokens",
-    )
+    r.add_argument("--total-x-naive", type=float, help="whole-question budget, x naive's tokens")
     sub.add_parser("report")
     a = ap.parse_args()
     if a.cmd == "run":

@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 import numpy as np
-from common import DATA, RESULTS
+from common import DATA, RESULTS, ci, interval
 
 from ragsieve.llm import get_llm, prompts
 from ragsieve.metrics import f1
@@ -85,13 +85,9 @@ def main() -> None:
             f"I don't know {refused} ({time.perf_counter() - t0:.0f} s)",
             flush=True,
         )
-    diff = np.array(scores["current"]) - np.array(scores["previous"])
-    rng = np.random.default_rng(0)
-    boot = [float(diff[rng.integers(0, len(diff), len(diff))].mean()) for _ in range(2000)]
-    result["diff"] = float(diff.mean())
-    result["ci95"] = [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))]
-    lo, hi = result["ci95"]
-    print(f"current - previous: {diff.mean():+.3f} [{lo:+.3f}, {hi:+.3f}]")
+    d, lo, hi = interval(scores["current"], scores["previous"], n=2000)
+    result["diff"], result["ci95"] = d, [lo, hi]
+    print(f"current - previous: {ci(d, lo, hi)}")
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / "reader.json"
     runs = json.loads(path.read_text()) if path.exists() else []
