@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scripted_llm import Script
@@ -158,3 +159,16 @@ def test_progress_reports_every_stage_and_llm_call(
         m.retrieve([QUESTIONS[1]])
         assert heard and all(s.startswith(f"{name}: ") for s, _, _ in heard)
         assert len(heard) >= 4, heard
+
+
+def test_feedback_auto_answers_once_with_a_local_llm(small_chunks: Index, smollm2: Any) -> None:
+    """``sage``'s default feedback (none: auto) judges a remote LLM's answers (the scripted
+    tests above) but answers once with a local one."""
+    m = get_method("sage", small_chunks, k=3)
+    assert m.config.feedback is None
+    heard: list[str] = []
+    m.progress = lambda stage, done, total: heard.append(stage) if done == 0 else None
+    ans = m.ask(QUESTIONS[0], smollm2, max_tokens=8)
+    assert "feedback" not in ans.trace and ans.usage.prompt_tokens > 0
+    assert [s for s in heard if "feedback" in s] == []
+    assert sum("LLM answer" in s for s in heard) == 1

@@ -72,7 +72,7 @@ def test_registry_options_and_config_defaults(index: Index) -> None:
     # min_k: the paper's 7 chunks of ~100 tokens, in this index's ~40-token chunks.
     mean = index.manifest["n_tokens"] / index.manifest["n_chunks"]
     assert 30 > c.min_k == scaled_min_k(mean, 30) == round(700 / mean) > 7
-    assert (c.N, c.g, c.fs, c.max_rounds, c.feedback) == (30, 0.3, 9, 3, True)
+    assert (c.N, c.g, c.fs, c.max_rounds, c.feedback, c.k) == (30, 0.3, 9, 3, None, 10)
     assert c.reranker == DEFAULT_RERANKER  # reranker=None from the CLI means "the default"
     # eval-style NAME[key=value] specs reach SageConfig; "n"/"candidates" spell N.
     (spec,) = parse_methods("sage[feedback=false,min_k=4,g=0.5,n=20,selection=top-k]")
@@ -317,7 +317,7 @@ def test_cli_ask_method_sage_json(tmp_path: Path, scripted: tuple[Script, str]) 
 
 # ----------------------------------------------------------------------------- real LLM
 def test_feedback_loop_with_the_local_llm(index: Index, smollm2: Any) -> None:
-    m = SageMethod(index, SageConfig(min_k=3, g=0.0, max_rounds=2))
+    m = SageMethod(index, SageConfig(min_k=3, g=0.0, max_rounds=2, feedback=True))
     ans = m.ask(QUESTION, smollm2, max_tokens=32)
     fb = ans.trace["feedback"]
     assert 1 <= len(fb["rounds"]) <= 2

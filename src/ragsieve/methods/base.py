@@ -255,8 +255,12 @@ class Method:
             "progress": self.progress,
         }
         first = generate_answer(name, r, llm, **gen_kw)
-        loop = getattr(self, "feedback", None)
+        loop = self.feedback_for(llm)
         return loop.run(name, r, first, llm, gen_kw) if loop is not None else first
+
+    def feedback_for(self, llm: LLM) -> Any:
+        """The feedback stage that judges answers of ``llm`` (None: answer once)."""
+        return getattr(self, "feedback", None)
 
 
 def generate_answer(

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ragsieve.errors import ConfigError
+from ragsieve.llm.cost import is_local_llm
 from ragsieve.methods.base import MethodDef, StagedMethod
 from ragsieve.methods.feedback import FEEDBACK_STEPS, SelfFeedback
 from ragsieve.rerank import get_reranker
@@ -64,8 +65,11 @@ class SageOptions:
     fs: int = 9
     #: At most this many feedback rounds (LLM judgements) per question.
     max_rounds: int = 3
-    #: False: one answer, no self-feedback (the paper's "without feedback" ablation).
-    feedback: bool = True
+    #: SAGE's self-feedback: true (the paper's loop), false (one answer, the paper's "without
+    #: feedback" ablation) or none (``sage``'s default, "auto"): the loop with a remote LLM, one
+    #: answer with a local one, whose judgements were measured to change nothing while
+    #: tripling the calls (docs/sage.md, "Feedback with a local reader").
+    feedback: bool | None = True
     #: Optional token ceiling on the context (stops the cut; wins over ``min_k``).
     budget: int | None = None
     retriever: str = "dense"
@@ -96,8 +100,8 @@ class SageOptions:
             raise ConfigError(f"fs is a feedback score and must be in 1..10, got {self.fs}")
         if self.max_rounds < 0:
             raise ConfigError(f"max_rounds must be >= 0, got {self.max_rounds}")
-        if not isinstance(self.feedback, bool):
-            raise ConfigError(f"feedback must be true or false, got {self.feedback!r}")
+        if self.feedback is not None and not isinstance(self.feedback, bool):
+            raise ConfigError(f"feedback must be true, false or none, got {self.feedback!r}")
         if self.budget is not None and (not _is_int(self.budget) or self.budget < 1):
             raise ConfigError(f"budget must be a positive number of tokens, got {self.budget!r}")
         if self.selection not in SAGE_SELECTIONS:
@@ -114,6 +118,8 @@ class SageConfig(SageOptions):
     #: tokens of naive's top-``k``, so the context is never larger than naive's at the same
     #: ``--k``; the cut decides how much of it to keep (docs/sage.md, "A ceiling of --k").
     k: int = 10
+    #: None: "auto", the loop with a remote LLM only (see :class:`SageOptions`).
+    feedback: bool | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -189,8 +195,16 @@ class SageMethod(StagedMethod):
         self.retriever = get_retriever(c.retriever, index)
         self.reranker = get_reranker(c.reranker, index.config.embedder)
         self.feedback = (
-            SelfFeedback(c, self.selector_for) if c.feedback and c.max_rounds >= 1 else None
+            SelfFeedback(c, self.selector_for)
+            if c.feedback is not False and c.max_rounds >= 1
+            else None
         )
+
+    def feedback_for(self, llm: object) -> SelfFeedback | None:
+        """The loop for ``llm``: with ``feedback`` none (auto), none for a local LLM."""
+        if self.config.feedback is None and is_local_llm(llm):
+            return None
+        return self.feedback
 
     def depth(self) -> int:
         return self.config.N
