@@ -7,12 +7,12 @@ One ``ragsieve eval`` run (:func:`ragsieve.evaluate.runner.run_eval`) per reader
 the same questions; each reader's rows go to ``DIR/<reader>/per_question.jsonl`` (readable by
 ``paired_eval.py``) and are reused on a rerun with the same ``--out``. Printed per reader and
 method: F1 and EM with the difference to ``--base`` and its paired bootstrap 95% interval
-(``paired_eval.interval``), prompt and answer tokens, replies that ran to ``--max-tokens``, and
-loops (replies the loop guard stopped, or that ran to the cap ending in a loop). A reader is a
-``get_llm`` spec with optional backend options: ``local[loop_guard=false]``. With
-``--base-reader R`` each method is paired with itself under reader R (a reader change's
-before/after) instead of with ``--base``. Compare readers run with the same
-``RAGSIEVE_LLM_THREADS``: llama.cpp's greedy replies change with the thread count.
+(``common.interval``, as in ``paired_eval.py``), prompt and answer tokens, replies that ran to
+``--max-tokens``, and loops (replies the loop guard stopped, or that ran to the cap ending in a
+loop). A reader is a ``get_llm`` spec with optional backend options:
+``local[loop_guard=false]``. With ``--base-reader R`` each method is paired with itself under
+reader R (a reader change's before/after) instead of with ``--base``. Compare readers run with
+the same ``RAGSIEVE_LLM_THREADS``: llama.cpp's greedy replies change with the thread count.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from paired_eval import interval
+from common import interval
 
 from ragsieve.evaluate.datasets import load_dataset
 from ragsieve.evaluate.runner import EvalConfig, run_eval
