@@ -83,20 +83,9 @@ ROWS_PER_FILE = 100_000
 #: Columns of the read stage's output. ``file_no``/``pos`` restore the input order (Ray does not
 #: keep it); ``skipped``/``error`` carry a folder file's skip reason or an explicit file's error
 #: back to the driver, which reports them as the local engine would.
+_READ_TEXT = ("path", "doc_id", "title", "source", "text", "sha256", "status", "skipped", "error")
 READ_SCHEMA = pa.schema(
-    [
-        ("file_no", pa.int64()),
-        ("pos", pa.int64()),
-        ("path", pa.string()),
-        ("doc_id", pa.string()),
-        ("title", pa.string()),
-        ("source", pa.string()),
-        ("text", pa.string()),
-        ("sha256", pa.string()),
-        ("status", pa.string()),
-        ("skipped", pa.string()),
-        ("error", pa.string()),
-    ]
+    [("file_no", pa.int64()), ("pos", pa.int64()), *((n, pa.string()) for n in _READ_TEXT)]
 )
 _META = [c for c in READ_SCHEMA.names if c != "text"]
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from ragsieve.checks import check_int, check_real
 from ragsieve.embed import Embedder, truncation_of
 from ragsieve.errors import ConfigError
 from ragsieve.segment.base import sentences_of
@@ -69,26 +70,23 @@ def sentence_id(doc_id: str, idx: int) -> str:
     return chunk_id(doc_id, idx).replace(":", ":s", 1)
 
 
+def unit_fields(between: Sequence[tuple[str, pa.DataType]] = ()) -> list[tuple[str, pa.DataType]]:
+    """The columns a chunk row and a sentence row share, in their on-disk order: id, document,
+    ordinal, ``between`` (the sentence's passage), title, text and character offsets."""
+    head = [("id", pa.string()), ("doc_id", pa.string()), ("idx", pa.int32()), *between]
+    return [*head, ("title", pa.string()), ("text", pa.string()), *OFFSETS]
+
+
+#: A text unit's character span in its document's text.
+OFFSETS = [("start", pa.int64()), ("end", pa.int64())]
+
+
 def sentence_schema(dim: int) -> pa.Schema:
     vec = pa.list_(pa.float32(), dim)
-    return pa.schema(
-        [
-            ("id", pa.string()),
-            ("doc_id", pa.string()),
-            ("idx", pa.int32()),
-            ("passage", pa.int32()),
-            ("title", pa.string()),
-            ("text", pa.string()),
-            ("start", pa.int64()),
-            ("end", pa.int64()),
-            ("n_tokens", pa.int32()),
-            ("vector", vec),
-            ("context", vec),
-            ("pareto", vec),
-            ("link_idx", pa.list_(pa.int32())),
-            ("link_w", pa.list_(pa.float32())),
-        ]
-    )
+    fields = unit_fields([("passage", pa.int32())])
+    fields += [("n_tokens", pa.int32()), ("vector", vec), ("context", vec), ("pareto", vec)]
+    links = [("link_idx", pa.list_(pa.int32())), ("link_w", pa.list_(pa.float32()))]
+    return pa.schema(fields + links)
 
 
 @dataclass(frozen=True)
@@ -103,16 +101,15 @@ class SentenceOptions:
     linker: str = "minilm-attn"
 
     def __post_init__(self) -> None:
-        if self.passage not in PASSAGES:
-            raise ConfigError(f"sentence passage must be one of {', '.join(PASSAGES)}")
-        if self.context not in CONTEXT_FORMS:
-            raise ConfigError(f"pareto context must be one of {', '.join(CONTEXT_FORMS)}")
-        if not 0.0 <= float(self.alpha) <= 1.0:
-            raise ConfigError(f"alpha must be in [0, 1], got {self.alpha}")
-        if self.links < 0:
-            raise ConfigError(f"links must be >= 0, got {self.links}")
-        if self.link_distance < 1:
-            raise ConfigError(f"link distance must be >= 1, got {self.link_distance}")
+        for what, value, kinds in (
+            ("sentence passage", self.passage, PASSAGES),
+            ("pareto context", self.context, CONTEXT_FORMS),
+        ):
+            if value not in kinds:
+                raise ConfigError(f"{what} must be one of {', '.join(kinds)}")
+        check_real("alpha", self.alpha, lo=0, hi=1)  # the checks IndexConfig makes too
+        check_int("links", self.links, lo=0)
+        check_int("link distance", self.link_distance)
 
 
 @dataclass

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from ragsieve.index.config import IndexConfig, Progress, ann_settings
 from ragsieve.index.manifest import CHUNKS, DOCUMENTS, FORMAT_VERSION, SCHEMA_KEY
-from ragsieve.index.sentences import SENTENCES, sentence_schema
+from ragsieve.index.sentences import SENTENCES, sentence_schema, unit_fields
 from ragsieve.types import Chunk, Document
 
 #: Documents are chunked, embedded and written in batches of this many chunks (bounded memory).
@@ -47,21 +47,9 @@ def _status(doc_id: str, sha256: str, known: Mapping[str, str]) -> str:
 
 
 def chunk_schema(dim: int) -> pa.Schema:
-    return pa.schema(
-        [
-            ("id", pa.string()),
-            ("doc_id", pa.string()),
-            ("idx", pa.int32()),
-            ("title", pa.string()),
-            ("text", pa.string()),
-            ("start", pa.int64()),
-            ("end", pa.int64()),
-            ("sent_start", pa.int32()),
-            ("sent_end", pa.int32()),
-            ("n_tokens", pa.int32()),
-            ("vector", pa.list_(pa.float32(), dim)),
-        ]
-    )
+    fields = unit_fields()
+    fields += [("sent_start", pa.int32()), ("sent_end", pa.int32()), ("n_tokens", pa.int32())]
+    return pa.schema([*fields, ("vector", pa.list_(pa.float32(), dim))])
 
 
 DOC_SCHEMA = pa.schema(
