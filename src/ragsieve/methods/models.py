@@ -65,6 +65,7 @@ PLAIN_TEXT_FIELDS = frozenset(
         "context",
         "unit",
         "order",
+        "source",
     }
 )
 
