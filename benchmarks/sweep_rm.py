@@ -11,16 +11,17 @@ and ``diskfull45`` (a real 4 MB tmpfs filled to the brim; root only, else left o
 from __future__ import annotations
 
 import atexit
-import errno
 import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from bad_input_sweep import REPO, Case, cli_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from cli_helpers import fill_disk, nobody_cli
 
 Setup = Callable[[Path, Path], None]
 Check = Callable[[Path, Path, str], str]
@@ -342,43 +343,11 @@ def _sync_cases() -> list[Case]:
 # fmt: on
 
 
-def _nobody_cli() -> list[str] | None:
-    """A command line that runs the CLI as a user a mode-000 folder stops: this one when not
-    root, else uid 65534 through ``setpriv`` (with a system Python of the same version when
-    this one sits under a private /root). None when there is none."""
-    if os.geteuid() != 0:
-        return [sys.executable, "-m", "ragsieve.cli"]
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return None
-    drop = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
-    site_dir = sysconfig.get_paths()["purelib"]
-    import ragsieve  # the sources this sweep runs (PYTHONPATH), for the other user too
-
-    src = str(Path(ragsieve.__file__).resolve().parents[1])
-    boot = (
-        f"import site, sys, runpy; sys.path.insert(0, {src!r}); site.addsitedir({site_dir!r}); "
-        "sys.argv = ['ragsieve', *sys.argv[1:]]; "
-        "runpy.run_module('ragsieve.cli', run_name='__main__')"
-    )
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    for argv in ([sys.executable, "-c", boot], [f"/usr/bin/{version}", "-S", "-c", boot]):
-        try:
-            probe = subprocess.run(
-                [*drop, *argv, "--version"], capture_output=True, timeout=120, cwd="/"
-            )
-        except OSError:
-            continue
-        if probe.returncode == 0:
-            return [*drop, *argv]
-    return None
-
-
 # fmt: off
 def _unreadable_cases() -> list[Case]:
     """Re-indexing a folder whose subfolder (or file) the user cannot read keeps its documents
     (run as uid 65534 when we are root: root reads a mode-000 folder anyway)."""
-    cli = _nobody_cli()
+    cli = nobody_cli()
     if cli is None:
         print("sweep_rm: no unprivileged user to run as; unreadable-folder cases left out",
             file=sys.stderr)
@@ -450,20 +419,6 @@ def _mount_small(disk: Path) -> bool:
     return p.returncode == 0
 
 
-def _fill(disk: Path) -> None:
-    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        for size in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * size)
-            except OSError as e:
-                if e.errno != errno.ENOSPC:
-                    raise
-    finally:
-        os.close(fd)
-
-
 def _full_disk(tmp: Path, idx: Path) -> None:
     """{tmp}/disk: a 4 MB tmpfs holding {tmp}/disk/ix (examples/corpus), then filled up."""
     disk = tmp / "disk"
@@ -477,7 +432,7 @@ def _full_disk(tmp: Path, idx: Path) -> None:
     words = " ".join(f"word{i % 997} place{i % 31}" for i in range(1000))
     (tmp / "more").mkdir()
     (tmp / "more" / "long.txt").write_text(f"A long note about many places.\n\n{words}\n")
-    _fill(disk)
+    fill_disk(disk)
 
 
 def _intact_after_full(tmp: Path, idx: Path, out: str) -> str:

@@ -78,7 +78,7 @@ def test_every_method_fits_the_llms_window(sample_index_dir: Path) -> None:
         cap["n_ctx"] == 700 and cap["dropped"] >= 1 and len(out["context"]) == 12 - cap["dropped"]
     )
     assert out["tokens"]["prompt"] + 32 <= 700
-    p = run(*base, "--method", "sage[max_rounds=1]", "--llm-ctx", "1024")
+    p = run(*base, "--method", "sage[max_rounds=1,feedback=true]", "--llm-ctx", "1024")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["answer"] and out["trace"]["llm"]["n_ctx"] == 1024

@@ -7,13 +7,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import sysconfig
 import tempfile
 from pathlib import Path
 
 import pytest
-from cli_helpers import assert_one_line_error, run
+from cli_helpers import assert_one_line_error, nobody_cli, run
 
 pytestmark = pytest.mark.integration
 
@@ -144,35 +142,8 @@ def test_a_folder_sync_follows_its_symlinks_and_survives_loops(tmp_path: Path) -
     assert _ids(idx) == {*ids.values(), target["u.md"]}
 
 
-def _nobody_cli() -> list[str] | None:
-    """A command line that runs the CLI as a user that a mode-000 folder stops (uid 65534 when
-    we are root), or None when there is none here."""
-    if os.geteuid() != 0:
-        return [sys.executable, "-m", "ragsieve.cli"]
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return None
-    drop = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
-    # This interpreter may sit under /root (mode 700); a system one of the same version reads
-    # the environment's site-packages instead.
-    site_dir = sysconfig.get_paths()["purelib"]
-    boot = (
-        f"import site, sys, runpy; site.addsitedir({site_dir!r}); "
-        "sys.argv = ['ragsieve', *sys.argv[1:]]; runpy.run_module('ragsieve.cli', "
-        "run_name='__main__')"
-    )
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    for argv in ([sys.executable, "-c", boot], [f"/usr/bin/{version}", "-S", "-c", boot]):
-        probe = subprocess.run(
-            [*drop, *argv, "--version"], capture_output=True, text=True, timeout=120, cwd="/"
-        )
-        if probe.returncode == 0:
-            return [*drop, *argv]
-    return None
-
-
 def test_a_folder_that_cannot_be_read_keeps_its_documents(tmp_path: Path) -> None:
-    cli = _nobody_cli()
+    cli = nobody_cli()
     if cli is None:
         pytest.skip("no unprivileged user can run the CLI here (setpriv, python)")
     work = tmp_path / "w"

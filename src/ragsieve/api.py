@@ -73,7 +73,7 @@ def ask(
     llm: Any = "local",
     options: list[str] | None = None,
     total_budget: int | None = None,
-    max_tokens: int = 256,
+    max_tokens: int = 64,
     llm_ctx: int | None = None,
     price_in_per_m: float | None = None,
     price_out_per_m: float | None = None,

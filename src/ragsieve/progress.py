@@ -35,10 +35,10 @@ class PipedProgress:
         self,
         every: float = EVERY_S,
         write: Callable[[str], None] = _stderr_line,
-        quiet: tuple[str, ...] = ("read files",),
+        quiet: tuple[str, ...] | bool = ("read files",),
     ) -> None:
         self.every = every
-        self.quiet = quiet
+        self.quiet = quiet  # True: every stage is quiet (a method's stages in ``ask``)
         self._write = write
         self._lock = threading.Lock()
         self._started: dict[str, float] = {}
@@ -57,7 +57,7 @@ class PipedProgress:
                 self._started[stage] = self._last[stage] = now
                 if done < total:
                     self._running = stage
-                    if stage in self.quiet:  # the heartbeat announces it after QUIET_START_S
+                    if self._quiet(stage):  # the heartbeat announces it after QUIET_START_S
                         self._last[stage] = now - self.every + min(QUIET_START_S, self.every)
                     else:
                         self._write(f"{stage}: {done}/{total}")
@@ -65,7 +65,7 @@ class PipedProgress:
                     return
             if done >= total:
                 if self._last.get(stage) != -1.0 and (
-                    stage not in self.quiet or stage in self._spoke
+                    not self._quiet(stage) or stage in self._spoke
                 ):
                     self._write(
                         f"{stage}: {done}/{total} done in {now - self._started[stage]:.1f}s"
@@ -77,6 +77,9 @@ class PipedProgress:
             self._running = stage
             if now - self._last[stage] >= self.every:
                 self._print_state(stage, now)
+
+    def _quiet(self, stage: str) -> bool:
+        return self.quiet if isinstance(self.quiet, bool) else stage in self.quiet
 
     def _print_state(self, stage: str, now: float) -> None:
         done, total = self._state[stage]

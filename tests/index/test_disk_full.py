@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_helpers import run
+from cli_helpers import fill_disk, run
 
 from ragsieve.index.diskfull import is_no_space
 
@@ -58,20 +58,6 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True, timeout=60)
 
 
-def _fill(disk: Path) -> None:
-    """Write to ``disk`` until the device is full."""
-    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        for size in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * size)
-            except OSError as e:
-                assert e.errno == errno.ENOSPC, e
-    finally:
-        os.close(fd)
-
-
 def _one_error(p: subprocess.CompletedProcess[str], fragment: str) -> str:
     """Exit 3 and one ``error:`` line (after the progress lines of the stages that ran)."""
     assert p.returncode == 3 and "Traceback" not in p.stderr, p.stderr
@@ -93,7 +79,7 @@ def test_a_full_disk_is_one_line_and_loses_nothing(
     more.mkdir()
     words = " ".join(f"word{i % 997} place{i % 31}" for i in range(1000))
     (more / "long.txt").write_text(f"A long note about many places.\n\n{words}\n")
-    _fill(small_disk)
+    fill_disk(small_disk)
 
     new_doc = run("index", str(more), "--index", str(idx))
     forced = run("index", str(corpus_dir), "--index", str(idx), "--force")

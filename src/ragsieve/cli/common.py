@@ -165,16 +165,18 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def progress() -> tuple[Any, Any]:
+def progress(quiet: bool = False) -> tuple[Any, Any]:
     """Progress on stderr and the callback that drives it: rich bars on a terminal; when stderr
     is piped or a file, one line per stage as it starts and ends, and one at least every 10 s
-    while it runs (:class:`ragsieve.progress.PipedProgress`), so a long step is never silent."""
+    while it runs (:class:`ragsieve.progress.PipedProgress`), so a long step is never silent.
+    ``quiet``: piped, a stage prints only once it has run 2 s (a method's stages in ``ask``: a
+    quick answer, or a quick failure, stays the lines it always was)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     if not sys.stderr.isatty():
         from ragsieve.progress import PipedProgress
 
-        piped = PipedProgress(write=say)
+        piped = PipedProgress(write=say, quiet=True if quiet else ("read files",))
         return piped, piped
 
     prog = Progress(

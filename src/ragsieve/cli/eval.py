@@ -28,7 +28,9 @@ def eval_cmd(
     dataset: Annotated[
         str | None,
         typer.Option(
-            "--dataset", help="Built-in: squad, hotpotqa, hotpotqa-sent, qasper, quality, msmarco."
+            "--dataset",
+            help="Built-in: squad, hotpotqa, hotpotqa-sent, qasper, quality, msmarco, techdocs, "
+            "techdocs-test.",
         ),
     ] = None,
     data: Annotated[Path | None, typer.Option(help="Generic questions JSONL.")] = None,

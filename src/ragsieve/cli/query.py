@@ -21,6 +21,7 @@ from ragsieve.cli.common import (
     method_spec,
     plural,
     print_json,
+    progress,
     utf8_text,
     writable_target,
 )
@@ -147,7 +148,7 @@ def ask(
     llm: Annotated[
         str, typer.Option(help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b.")
     ] = "local",
-    max_tokens: Annotated[int, typer.Option(min=1, max=8192, help="Answer length cap.")] = 256,
+    max_tokens: Annotated[int, typer.Option(min=1, max=8192, help="Answer length cap.")] = 64,
     total_budget: TotalBudgetOpt = None,
     llm_ctx: LLMCtxOpt = None,
     llm_timeout: LLMTimeoutOpt = None,
@@ -174,21 +175,26 @@ def ask(
     idx = Index.open(index_dir)
     m = build_method(spec, idx, **run)
     model = get_llm(llm, **llm_options(llm_timeout, llm_retries, llm_ctx))
+    prog, cb = progress(quiet=True)  # every stage and LLM call of the method(s), when slow
+    m.progress = cb
     if other is not None:
         pair = [(other.label, build_method(other, idx, **run)), (spec.label, m)]
+        pair[0][1].progress = cb
         from ragsieve.compare import compare as run_compare
 
-        run_compare(
-            question,
-            pair,
-            model,
-            idx,
-            max_tokens=max_tokens,
-            total_budget=total_budget,
-            as_json=as_json,
-        )
+        with prog:
+            run_compare(
+                question,
+                pair,
+                model,
+                idx,
+                max_tokens=max_tokens,
+                total_budget=total_budget,
+                as_json=as_json,
+            )
         return
-    answer = m.ask(question, model, max_tokens=max_tokens, total_budget=total_budget)
+    with prog:
+        answer = m.ask(question, model, max_tokens=max_tokens, total_budget=total_budget)
     from ragsieve.explain import where_of
 
     where = where_of(idx, answer.context.chunks)

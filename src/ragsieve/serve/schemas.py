@@ -80,7 +80,7 @@ class AskRequest(ExplainRequest):
     """Body of ``POST /ask`` (the options of ``ragsieve ask``): ``/explain``'s fields plus the
     answer's."""
 
-    max_tokens: int = Field(256, ge=1, le=MAX_ANSWER_TOKENS, description="Answer length cap.")
+    max_tokens: int = Field(64, ge=1, le=MAX_ANSWER_TOKENS, description="Answer length cap.")
     total_budget: int | None = Field(
         None,
         ge=1,
