@@ -1,7 +1,7 @@
 """The ``full`` method: every ragsieve stage composed at sentence level (``--method full``).
 
 No single paper combines SAGE, CARROT, SAKI-RAG and ParetoRAG; this module does, one stage per
-step, each switchable so that the ablation (``benchmarks/bench_full.py``) can remove it:
+step, each switchable so that the ablation (``bench_full.py``, since retired) can remove it:
 
 1. **Candidates** (ParetoRAG + hybrid retrieval). The question's top ``N`` sentences by
    ParetoRAG's sentence-context vectors (``alpha`` from the index, 0.8 by default; ``pareto=false``

@@ -6,7 +6,7 @@ The passage head is one linear layer over the mean-pooled last hidden state. Tra
 towards the cross-encoder's score (OpenProvence's distillation), and that teacher cannot tell a
 HotpotQA distractor (chosen to share the question's words) from evidence: on the dev pools its
 AUC is 0.674 on first readings and 0.545 on the bridge hop's, the head's 0.774 and 0.678, and a
-logistic regression on the head's own input 0.858 and 0.822 (``benchmarks/passage_probe.py``).
+logistic regression on the head's own input 0.858 and 0.822 (``passage_probe.py``, commit ef7752d).
 This refit replaces the head with that logistic regression, the encoder untouched:
 
 - **data**: the tagger's *training* pools (:func:`~ragsieve.tag.pools.train_pools`: every
