@@ -4,7 +4,7 @@
     PYTHONPATH=src python benchmarks/dump_selections.py dump bench-out/before.json  # old commit
     .venv/bin/python -m benchmarks dump_selections compare bench-out/{before,after}.json
 
-``--no-llm`` contexts on 15 HotpotQA (sentence gold, budget 450) and 6 QASPER questions; the
+``--no-llm`` contexts on 100 HotpotQA (sentence gold, budget 450) and 20 QASPER questions; the
 comparison counts, per method, the questions whose selected ids, context tokens or evidence
 recall differ.
 """
@@ -19,11 +19,17 @@ from collections import Counter
 RUNS = [
     (
         "hotpotqa-sent",
-        15,
+        100,
         450,
-        "naive,sage,carrot,pareto,saki,full,full[unit=passage],full[order=mcts]",
+        "naive,tagger,sage,carrot,pareto,saki,full,full[unit=passage],"
+        "full[order=mcts,scorer=reranker]",
     ),
-    ("qasper", 6, None, "naive,naive[reranker=ensemble],sage,full[unit=passage],pareto[k=5]"),
+    (
+        "qasper",
+        20,
+        None,
+        "naive,tagger,naive[reranker=ensemble],sage,full[unit=passage],pareto[k=5],saki,carrot",
+    ),
 ]
 
 
