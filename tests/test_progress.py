@@ -93,6 +93,24 @@ def test_a_finished_stage_goes_quiet_and_a_quiet_stage_starts_late() -> None:
     assert slow.texts[-1].startswith("read files: 1/1 done"), slow.texts
 
 
+def test_every_stage_quiet_speaks_only_once_it_has_run_quiet_start() -> None:
+    """``ask``'s progress (``quiet=True``): a quick method stage, or a quick failure, prints
+    nothing; one that runs past ``quiet_start`` announces itself and ends like any stage."""
+    lines = _Lines()
+    with PipedProgress(every=10.0, write=lines.write, quiet=True, quiet_start=10.0) as prog:
+        prog("tagger: select", 0, 1)
+        prog("tagger: select", 1, 1)
+        prog("tagger: LLM answer", 0, 1)
+    assert lines.texts == []
+    slow = _Lines()
+    with PipedProgress(every=0.4, write=slow.write, quiet=True, quiet_start=0.2) as prog:
+        prog("sage: feedback call 1/3", 0, 1)
+        _until(lambda: bool(slow.out))
+        prog("sage: feedback call 1/3", 1, 1)
+    assert slow.texts[0].startswith("sage: feedback call 1/3: 0/1 ("), slow.texts
+    assert slow.texts[-1].startswith("sage: feedback call 1/3: 1/1 done"), slow.texts
+
+
 def _durations(stamps: list[tuple[float, str]]) -> dict[str, float]:
     """``stage -> seconds`` from the ``STAGE: N/N done in 12.3s`` lines."""
     out = {}

@@ -36,8 +36,10 @@ class PipedProgress:
         every: float = EVERY_S,
         write: Callable[[str], None] = _stderr_line,
         quiet: tuple[str, ...] | bool = ("read files",),
+        quiet_start: float = QUIET_START_S,
     ) -> None:
         self.every = every
+        self.quiet_start = quiet_start  # a quiet stage speaks once it has run this long
         self.quiet = quiet  # True: every stage is quiet (a method's stages in ``ask``)
         self._write = write
         self._lock = threading.Lock()
@@ -58,7 +60,7 @@ class PipedProgress:
                 if done < total:
                     self._running = stage
                     if self._quiet(stage):  # the heartbeat announces it after QUIET_START_S
-                        self._last[stage] = now - self.every + min(QUIET_START_S, self.every)
+                        self._last[stage] = now - self.every + min(self.quiet_start, self.every)
                     else:
                         self._write(f"{stage}: {done}/{total}")
                         self._spoke.add(stage)

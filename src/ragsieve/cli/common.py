@@ -169,14 +169,19 @@ def progress(quiet: bool = False) -> tuple[Any, Any]:
     """Progress on stderr and the callback that drives it: rich bars on a terminal; when stderr
     is piped or a file, one line per stage as it starts and ends, and one at least every 10 s
     while it runs (:class:`ragsieve.progress.PipedProgress`), so a long step is never silent.
-    ``quiet``: piped, a stage prints only once it has run 2 s (a method's stages in ``ask``: a
-    quick answer, or a quick failure, stays the lines it always was)."""
+    ``quiet``: piped, a stage prints only once it has run 10 s (a method's stages in ``ask``: a
+    quick answer, or a failure after a few retries, stays the lines it always was, one line for
+    an error; a slow LLM call is still never silent for longer than the heartbeat)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     if not sys.stderr.isatty():
-        from ragsieve.progress import PipedProgress
+        from ragsieve.progress import EVERY_S, PipedProgress
 
-        piped = PipedProgress(write=say, quiet=True if quiet else ("read files",))
+        piped = (
+            PipedProgress(write=say, quiet=True, quiet_start=EVERY_S)
+            if quiet
+            else PipedProgress(write=say)
+        )
         return piped, piped
 
     prog = Progress(

@@ -175,7 +175,7 @@ def ask(
     idx = Index.open(index_dir)
     m = build_method(spec, idx, **run)
     model = get_llm(llm, **llm_options(llm_timeout, llm_retries, llm_ctx))
-    prog, cb = progress(quiet=True)  # every stage and LLM call of the method(s), when slow
+    prog, cb = progress(quiet=True)  # a method stage or LLM call that runs 10 s or more
     m.progress = cb
     if other is not None:
         pair = [(other.label, build_method(other, idx, **run)), (spec.label, m)]
