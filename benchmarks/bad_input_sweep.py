@@ -220,7 +220,7 @@ def cases(llm: dict[str, str]) -> list[Case]:
     add(Case("index", "--chunk-tokens 7", ["index", DOC, *I, "--chunk-tokens", "7"], 2))
     add(Case("index", "--chunk-tokens abc", ["index", DOC, *I, "--chunk-tokens", "abc"], 2))
     add(Case("index", "--chunk-tokens clash with the index",
-        ["index", DOC, *I, "--chunk-tokens", "50"], 2, fragment="chunk_tokens"))
+        ["index", DOC, *I, "--chunk-tokens", "50"], 2, fragment="--chunk-tokens 200"))
     add(Case("index", "--chunker bogus",
         ["index", DOC, "--index", "{tmp}/new", "--chunker", "bogus"], 2))
     add(Case("index", "--embedder bogus",
