@@ -21,6 +21,7 @@ from ragsieve.checks import (
     check_texts,
     describe,
 )
+from ragsieve.defaults import DEFAULT_MAX_TOKENS
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.index import Index
 from ragsieve.methods import DEFAULT_METHOD, MethodSpec, build_method
@@ -73,7 +74,7 @@ def ask(
     llm: Any = "local",
     options: list[str] | None = None,
     total_budget: int | None = None,
-    max_tokens: int = 64,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     llm_ctx: int | None = None,
     price_in_per_m: float | None = None,
     price_out_per_m: float | None = None,

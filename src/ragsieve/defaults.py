@@ -9,3 +9,7 @@ from __future__ import annotations
 #: naive's 0.755 at 0.83x its tokens) that works on any index (it needs no sentence table).
 #: ``naive`` stays one flag away. Re-exported as :data:`ragsieve.methods.DEFAULT_METHOD`.
 DEFAULT_METHOD = "tagger"
+
+#: The answer length cap of ``ask``, ``eval``, ``/ask``, :func:`ragsieve.ask` and
+#: :meth:`Method.ask`: a few words fit, and a local reader that strays stops here (issue 44).
+DEFAULT_MAX_TOKENS = 64

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 import ragsieve.cli.common as common
+from ragsieve.defaults import DEFAULT_MAX_TOKENS
 from ragsieve.errors import InputError
 
 
@@ -61,7 +62,7 @@ def eval_cmd(
         int | None,
         typer.Option(min=8, max=100_000, help="Chunk size in tokens (default: the chunker's)."),
     ] = None,
-    max_tokens: Annotated[int, typer.Option(min=1, help="Answer length cap.")] = 64,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Answer length cap.")] = DEFAULT_MAX_TOKENS,
     total_budget: common.TotalBudgetOpt = None,
     price_in: Annotated[
         float, typer.Option(min=0, help="$ per 1M input tokens (SAGE Eq. 1).")

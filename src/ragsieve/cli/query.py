@@ -25,7 +25,7 @@ from ragsieve.cli.common import (
     utf8_text,
     writable_target,
 )
-from ragsieve.defaults import DEFAULT_METHOD
+from ragsieve.defaults import DEFAULT_MAX_TOKENS, DEFAULT_METHOD
 from ragsieve.errors import InputError
 
 #: What ``--method`` means to each command (the methods, an example spec, the default).
@@ -148,7 +148,9 @@ def ask(
     llm: Annotated[
         str, typer.Option(help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b.")
     ] = "local",
-    max_tokens: Annotated[int, typer.Option(min=1, max=8192, help="Answer length cap.")] = 64,
+    max_tokens: Annotated[
+        int, typer.Option(min=1, max=8192, help="Answer length cap.")
+    ] = DEFAULT_MAX_TOKENS,
     total_budget: TotalBudgetOpt = None,
     llm_ctx: LLMCtxOpt = None,
     llm_timeout: LLMTimeoutOpt = None,
@@ -178,8 +180,9 @@ def ask(
     prog, cb = progress(quiet=True)  # a method stage or LLM call that runs 10 s or more
     m.progress = cb
     if other is not None:
-        pair = [(other.label, build_method(other, idx, **run)), (spec.label, m)]
-        pair[0][1].progress = cb
+        first = build_method(other, idx, **run)
+        first.progress = cb
+        pair = [(other.label, first), (spec.label, m)]
         from ragsieve.compare import compare as run_compare
 
         with prog:

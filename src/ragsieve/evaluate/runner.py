@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragsieve.defaults import DEFAULT_MAX_TOKENS
 from ragsieve.embed import index_build
 from ragsieve.errors import ConfigError
 from ragsieve.evaluate.schema import EvalDataset, EvalQuestion
@@ -85,7 +86,7 @@ class EvalConfig:
     llm: str = "local"
     #: Backend options for ``get_llm`` (``timeout``, ``max_retries`` for an OpenAI endpoint).
     llm_options: dict[str, Any] = field(default_factory=dict)
-    max_tokens: int = 64
+    max_tokens: int = DEFAULT_MAX_TOKENS
     chunker: str = "fixed"
     chunk_tokens: int | None = None  # None: the chunker's default
     embedder: str = "minilm"

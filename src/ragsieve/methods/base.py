@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ragsieve.defaults import DEFAULT_MAX_TOKENS
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.llm.budget import PromptBudget, llm_window
 from ragsieve.llm.cost import (
@@ -194,7 +195,7 @@ class Method:
         llm: LLM,
         *,
         options: list[str] | None = None,
-        max_tokens: int = 64,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         price_in_per_m: float | None = None,
         price_out_per_m: float | None = None,
         total_budget: int | None = None,
@@ -218,7 +219,7 @@ class Method:
         *,
         label: str | None = None,
         options: list[str] | None = None,
-        max_tokens: int = 64,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         price_in_per_m: float | None = None,
         price_out_per_m: float | None = None,
         total_budget: int | None = None,
@@ -269,7 +270,7 @@ def generate_answer(
     llm: LLM,
     *,
     options: list[str] | None = None,
-    max_tokens: int = 64,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     price_in_per_m: float | None = None,
     price_out_per_m: float | None = None,
     config: dict[str, Any] | None = None,

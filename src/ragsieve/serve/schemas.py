@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragsieve.defaults import DEFAULT_MAX_TOKENS
 from ragsieve.methods import DEFAULT_METHOD
 from ragsieve.serve.limits import MAX_BUDGET, MAX_K
 
@@ -80,7 +81,9 @@ class AskRequest(ExplainRequest):
     """Body of ``POST /ask`` (the options of ``ragsieve ask``): ``/explain``'s fields plus the
     answer's."""
 
-    max_tokens: int = Field(64, ge=1, le=MAX_ANSWER_TOKENS, description="Answer length cap.")
+    max_tokens: int = Field(
+        DEFAULT_MAX_TOKENS, ge=1, le=MAX_ANSWER_TOKENS, description="Answer length cap."
+    )
     total_budget: int | None = Field(
         None,
         ge=1,
