@@ -356,7 +356,7 @@ def add_paths_ray(
     # takes one, and an actor pool larger than the cluster would wait for CPUs forever.
     local_cpus = None if address else max(os.cpu_count() or 1, workers or 0)
     try:
-        with index._writing() as tables, ray_session(address, local_cpus):
+        with index._writing(progress) as tables, ray_session(address, local_cpus):
             report, skipped = _index_files(index, tables, files, paths, workers, progress)
     except RagsieveError:
         raise

@@ -272,10 +272,14 @@ class FullMethod(Method):
         collapse = self._best_per_passage if passage and self.config.passage_cut else None
         return _Grouped(sage_cut(self.config, min_k, max_k), self.config.floor, widen, collapse)
 
-    def _rows(self, q: str, docs: list[str]) -> list[dict[str, Any]]:
-        """The sentence rows of ``docs``: the table's, or those built for question ``q``."""
+    def _rows(
+        self, q: str, docs: list[str], columns: list[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The sentence rows of ``docs``: the table's (only ``columns`` converted, when named:
+        the vectors and links stay in Arrow), or those built for question ``q``."""
         if self.built is None:
-            return self.index.sentence_rows(docs).to_pylist()
+            table = self.index.sentence_rows(docs)
+            return (table.select(columns) if columns else table).to_pylist()
         view = self._views.get(q, {})
         return [r for d in docs for _, r in sorted(view.get(d, {}).items())]
 
@@ -284,7 +288,7 @@ class FullMethod(Method):
         docs = sorted({s.chunk.doc_id for s in sents})
         return {
             (r["doc_id"], int(r["idx"])): (r["doc_id"], int(r["passage"]))
-            for r in self._rows(q, docs)
+            for r in self._rows(q, docs, ["doc_id", "idx", "passage"])
         }
 
     def _best_per_passage(self, q: str, ranked: list[Scored]) -> list[Scored]:
@@ -369,10 +373,7 @@ class FullMethod(Method):
         )
         docs = {s.chunk.doc_id for h in hits for s in h}
         docs |= {s.chunk.doc_id for r in ranked for s in r[: c.N]}
-        rows = self.index.sentence_rows(sorted(docs)).to_pylist()
-        by_doc: dict[str, dict[int, dict[str, Any]]] = {}
-        for row in rows:
-            by_doc.setdefault(row["doc_id"], {})[int(row["idx"])] = row
+        by_doc = rows_by_doc(self.index.sentence_rows(sorted(docs)))
         t_chunks = (time.perf_counter() - t0) / max(1, len(questions))
         return [
             self._one(q, r[: c.N], h, by_doc, {"retrieve": t_pareto, "chunks": t_chunks})
