@@ -203,3 +203,16 @@ def test_hotpot_sentence_loader_reads_one_or_several_sentence_indexes() -> None:
     assert ds.questions[0].evidence == ("It ran on an engine.", "Bo sang.")
     assert ds.questions[1].evidence == ("Ada wrote a program.", "It ran on an engine.")
     assert ds.questions[0].documents[0].text == "Ada wrote a program. It ran on an engine."
+
+
+def test_techdocs_without_its_built_folder_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``eval --dataset techdocs`` where fetch.py never ran (an empty RAGSIEVE_TECHDOCS): one
+    ``error:`` line naming the missing file, exit 2, and nothing written in that folder."""
+    from cli_helpers import assert_one_line_error, run
+
+    monkeypatch.setenv("RAGSIEVE_TECHDOCS", str(tmp_path))
+    p = run("eval", "--dataset", "techdocs", "--no-llm", "--limit", "2")
+    assert_one_line_error(p, 2, "dev.jsonl")
+    assert list(tmp_path.iterdir()) == []
