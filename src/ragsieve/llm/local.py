@@ -410,11 +410,19 @@ class LlamaCppLLM:
                 f"{_one_line(exc)}; rerun with verbose=True for the llama.cpp log"
             ) from exc
 
-    def _chat(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _chat(
+        self, request: dict[str, Any], stream: _LoopGuardedStream | None = None
+    ) -> dict[str, Any]:
+        """One chat completion under the generation lock: its result, or with ``stream`` the
+        reply streamed into it (the result is then empty). An engine error is one LLMError."""
         server = self._engine()
         with self._gen_lock:
             try:
-                result = server.handle_chat_completions(request)
+                if stream is None:
+                    result = server.handle_chat_completions(request)
+                else:
+                    server.handle_chat_completions(request, stream)
+                    result = {"error": stream.error} if stream.error is not None else {}
             except (RuntimeError, ValueError, TypeError) as exc:
                 raise LLMError(f"local LLM {self.name} failed: {_one_line(exc)}") from exc
         if not isinstance(result, dict):
@@ -477,23 +485,15 @@ class LlamaCppLLM:
         """Stream the reply, stopping it when it loops or, with ``one_line``, at the end of its
         first line (see :meth:`generate`)."""
         stream = _LoopGuardedStream(loops=self.loop_guard, one_line=one_line)
-        server = self._engine()
-        request = {
-            **request,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            "timings_per_token": True,  # token counts in every chunk, for a reply cut short
-        }
-        with self._gen_lock:
-            try:
-                server.handle_chat_completions(request, stream)
-            except (RuntimeError, ValueError, TypeError) as exc:
-                raise LLMError(f"local LLM {self.name} failed: {_one_line(exc)}") from exc
-        if stream.error is not None:
-            err = stream.error
-            msg = err.get("message", err) if isinstance(err, dict) else err
-            hint = "; raise n_ctx or send less context" if "context" in str(msg) else ""
-            raise LLMError(f"local LLM {self.name} failed: {_one_line(msg)}{hint}")
+        self._chat(
+            {
+                **request,
+                "stream": True,
+                "stream_options": {"include_usage": True},
+                "timings_per_token": True,  # token counts in every chunk, for a reply cut short
+            },
+            stream,
+        )
         usage = stream.usage()
         if usage is None:
             raise LLMError(f"local LLM {self.name} streamed no token counts")
