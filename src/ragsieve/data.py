@@ -8,7 +8,6 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +25,16 @@ ENV_VAR = "RAGSIEVE_DATA"
 # --------------------------------------------------------------------------- data folder
 
 
-def _candidates() -> Iterator[Path]:
+def find_upwards(relative: str | Path, marker: str = "") -> Path | None:
+    """The first ``<folder>/relative`` that is a folder (holding the file ``marker``, if one
+    is named), walking up from the working directory and then from this package; None if
+    there is none. How the data folders beside a checkout are found without configuration."""
     for start in (Path.cwd(), Path(__file__).resolve().parent):
         for base in (start, *start.parents):
-            yield base / "shared" / "data"
+            path = base / relative
+            if (path / marker).is_file() if marker else path.is_dir():
+                return path
+    return None
 
 
 def find_data_dir(data_dir: str | Path | None = None) -> Path:
@@ -47,9 +52,9 @@ def find_data_dir(data_dir: str | Path | None = None) -> Path:
         if not path.is_dir():
             raise InputError(f"{ENV_VAR}={env} is not a folder")
         return path
-    for path in _candidates():
-        if path.is_dir():
-            return path
+    found = find_upwards(Path("shared") / "data")
+    if found is not None:
+        return found
     raise InputError(
         f"benchmark data folder not found: set {ENV_VAR} or pass data_dir "
         "(expected shared/data beside the repository)"

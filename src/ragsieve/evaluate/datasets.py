@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragsieve.data import find_data_dir, fix_mojibake
+from ragsieve.data import find_data_dir, find_upwards, fix_mojibake
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.evaluate.schema import EvalDataset, EvalDocument, EvalQuestion, load_generic
 
@@ -457,10 +457,9 @@ def techdocs_dir() -> Path:
     env = os.environ.get("RAGSIEVE_TECHDOCS")
     if env:
         return Path(env)
-    for start in (Path.cwd(), Path(__file__).resolve().parent):
-        for folder in (start, *start.parents):
-            if (folder / TECHDOCS_CACHE / "corpus.jsonl").is_file():
-                return folder / TECHDOCS_CACHE
+    found = find_upwards(TECHDOCS_CACHE, "corpus.jsonl")
+    if found is not None:
+        return found
     raise InputError(
         "techdocs: no benchmarks/techdocs/cache/corpus.jsonl found: build it with "
         "`python benchmarks/techdocs/fetch.py` (or set RAGSIEVE_TECHDOCS)"
