@@ -173,6 +173,71 @@ def test_vary_lengths_keeps_a_gold_sentence_in_every_positive_window(
     assert cut > len(examples) / 2
 
 
+def test_positives_carry_the_answer_their_gold_sentence_spells(examples: list[Example]) -> None:
+    """The span head's target: a positive passage keeps the answer text where a gold sentence
+    (or, for paragraph gold, any sentence) holds it; negatives and yes/no answers carry none."""
+    from ragsieve.tag.data import with_answer
+
+    with_ans = [e for e in examples if e.answer]
+    assert {e.source for e in with_ans} >= {"squad_train", "qed", "hotpot"}
+    for ex in with_ans:
+        assert ex.passage_label == 1
+        held = [s for s, y in zip(ex.sentences, ex.labels, strict=True) if y in (1, UNKNOWN)]
+        assert any(ex.answer.lower() in s.lower() for s in held)
+    assert not any(e.answer for e in examples if e.passage_label == 0)
+    assert with_answer("yes", ["Yes, it is."], [1]) == ""
+    assert with_answer("Paris", ["Paris is big.", "Rome."], [0, 1]) == ""
+    assert with_answer("Paris", ["Paris is big.", "Rome."], [1, 0]) == "Paris"
+
+
+def test_the_answer_is_found_in_the_window_word_pieces(examples: list[Example]) -> None:
+    """:func:`find_answer` gives the answer's first and last word piece inside a gold sentence,
+    which decode back to the answer text; a sentence not allowed is not searched."""
+    from ragsieve.tag.encode import PassageEncoder, find_answer, load_tokenizer
+
+    enc = PassageEncoder(load_tokenizer(shipped_model_dir() / "tokenizer.json"), 256)
+    found = 0
+    for ex in [e for e in examples if e.answer][:20]:
+        window = enc.windows(ex.question, [(ex.title, ex.sentences)])[0]
+        gold = {i for i, y in enumerate(ex.labels) if y in (1, UNKNOWN)}
+        answer = enc.tok.encode(ex.answer, add_special_tokens=False).ids
+        span = find_answer(window, answer, gold)
+        if span is None:  # the gold sentence fell outside the first window
+            continue
+        found += 1
+        a, b = span
+        assert window.sentence_of[a] in gold and window.ids[a : b + 1] == answer
+        assert find_answer(window, answer, set()) is None
+    assert found >= 10
+
+
+def test_junk_lines_are_inserted_at_zero_and_spare_unknown_labels(
+    examples: list[Example],
+) -> None:
+    """Layout lines (issue 44 item 3) go into sentence-labelled passages at label 0, leave the
+    passage label, gold sentences and answer as they were, and never touch paragraph gold."""
+    import random
+
+    from ragsieve.tag.data import add_junk
+    from ragsieve.text import has_words
+
+    out = add_junk(examples, random.Random(3), 1.0)
+    assert len(out) == len(examples)
+    changed = 0
+    for before, after in zip(examples, out, strict=True):
+        if UNKNOWN in before.labels:
+            assert after == before
+            continue
+        extra = len(after.sentences) - len(before.sentences)
+        assert 1 <= extra <= 2 and sum(after.labels) == sum(before.labels)
+        kept = [s for s in after.sentences if s not in before.sentences]
+        assert all(y == 0 for s, y in zip(after.sentences, after.labels, strict=True) if s in kept)
+        assert (after.passage_label, after.answer) == (before.passage_label, before.answer)
+        changed += 1
+        assert all(len(s.split()) <= 8 and (not has_words(s) or s[0].isupper()) for s in kept)
+    assert changed > 10
+
+
 def test_dedupe_and_the_saved_example_file(tmp_path: Path, examples: list[Example]) -> None:
     sample = examples[::20]
     twice = sample + [
@@ -236,8 +301,11 @@ def test_a_time_limited_run_resumes_through_the_harness_and_exports(
     import onnx
 
     for name in ("model_fp32.onnx", "model.onnx"):
-        ops = [n.op_type for n in onnx.load(str(out / name)).graph.node]
+        graph = onnx.load(str(out / name)).graph
+        ops = [n.op_type for n in graph.node]
         assert "IsNaN" not in ops and "Softmax" in ops
+        # the span head is exported beside the token and passage heads (issue 44 item 6)
+        assert [o.name for o in graph.output] == ["token_logits", "passage_logit", "span_logits"]
 
 
 def test_the_shipped_tagger_read_back_into_torch_scores_as_its_onnx_file(
@@ -252,7 +320,8 @@ def test_the_shipped_tagger_read_back_into_torch_scores_as_its_onnx_file(
 
     model_dir = shipped_model_dir()
     net = build_net()
-    net.load_state_dict(onnx_state_dict(model_dir / "model.onnx"), strict=True)
+    missing, unexpected = net.load_state_dict(onnx_state_dict(model_dir / "model.onnx"), False)
+    assert not unexpected and all(k.startswith("span_head.") for k in missing)
     net.eval()
     passages = [
         (
@@ -276,7 +345,7 @@ def test_the_shipped_tagger_read_back_into_torch_scores_as_its_onnx_file(
             n = max(s for s in window.sentence_of if s >= 0) + 1
             arr = {k: torch.from_numpy(v) for k, v in enc.batch([window]).items()}
             with torch.no_grad():
-                tok, _ = net(arr["input_ids"], arr["attention_mask"], arr["token_type_ids"])
+                tok = net(arr["input_ids"], arr["attention_mask"], arr["token_type_ids"])[0]
                 probs = torch.sigmoid(sentence_logits_torch(tok, arr["sentence_of"], n))[0]
             mine += probs.tolist()
             theirs += tagged.probs[:n].tolist()

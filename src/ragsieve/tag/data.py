@@ -105,6 +105,9 @@ class Example:
     passage_label: int
     source: str
     split: str = "train"
+    #: The answer text where a positive passage holds it ("" otherwise): the span head's target
+    #: (issue 44, item 6), found again in the window's word pieces at training time.
+    answer: str = ""
 
 
 @dataclass
@@ -133,13 +136,30 @@ def _norm(text: str) -> str:
 
 
 def _paragraph(
-    question: str, title: str, text: str, positive: bool, source: str, split: str = "train"
+    question: str,
+    title: str,
+    text: str,
+    positive: bool,
+    source: str,
+    split: str = "train",
+    answer: str = "",
 ) -> Example | None:
     sents = [s for s in sentence_texts(text) if s.strip()]
     if not sents:
         return None
     labels = [UNKNOWN if positive else 0] * len(sents)
-    return Example(question, title, sents, labels, int(positive), source, split)
+    found = with_answer(answer, sents, labels) if positive else ""
+    return Example(question, title, sents, labels, int(positive), source, split, found)
+
+
+def with_answer(answer: str, sentences: list[str], labels: list[int]) -> str:
+    """``answer`` if a gold sentence (or, where the labels are unknown, any sentence) holds it,
+    case-insensitively; "" otherwise (yes/no answers and answers the passage does not spell)."""
+    key = answer.strip().lower()
+    if not key or key in ("yes", "no"):
+        return ""
+    where = [s for s, y in zip(sentences, labels, strict=True) if y == 1 or y == UNKNOWN]
+    return answer.strip() if any(key in s.lower() for s in where) else ""
 
 
 def _bm25_top(paras: list[str], query: str, n: int) -> list[int]:
@@ -162,15 +182,19 @@ def _hotpot_question(obj: dict[str, Any], split: str) -> list[Example]:
             labels = [int(i in gold.get(title, set())) for i, _ in keep]
             paras[title] = ([s for _, s in keep], labels)
     q = obj["question"].strip()
+    answer = str(obj.get("answer") or "")
+    found = {t: with_answer(answer, *paras[t]) for t in paras}
     out = [
-        Example(q, title, sents, labels, int(any(labels)), "hotpot", split)
+        Example(q, title, sents, labels, int(any(labels)), "hotpot", split, found[title])
         for title, (sents, labels) in paras.items()
     ]
     for bridge in [t for t in gold if t in paras and any(paras[t][1])]:
         hop_q = " ".join([q, *(s for s, y in zip(*paras[bridge], strict=True) if y)])
         for t, (sents, labels) in paras.items():
             if t != bridge:
-                out.append(Example(hop_q, t, sents, labels, int(any(labels)), "hotpot", split))
+                out.append(
+                    Example(hop_q, t, sents, labels, int(any(labels)), "hotpot", split, found[t])
+                )
     return out
 
 
@@ -233,15 +257,10 @@ def hotpot_evidence(data_dir: Path, n: int, rng: random.Random) -> list[Example]
         ]
         items = [(s, 1) for s in gold] + [(s, 0) for s in negs]
         rng.shuffle(items)
+        sents, labels = [s for s, _ in items], [y for _, y in items]
+        answer = with_answer(str(r.get("answer") or ""), sents, labels)
         out.append(
-            Example(
-                r["question"].strip(),
-                "",
-                [s for s, _ in items],
-                [y for _, y in items],
-                1,
-                "hotpot_evidence",
-            )
+            Example(r["question"].strip(), "", sents, labels, 1, "hotpot_evidence", answer=answer)
         )
     return out
 
@@ -281,11 +300,14 @@ def _question_group(
     source: str,
     split: str,
     rng: random.Random,
+    answer: str = "",
 ) -> list[Example]:
-    """A positive passage, its whole-passage negatives (every sentence 0) and, for one
-    question in ``HOP_NEGATIVE_RATE``, two negatives read again with the question joined by
-    its gold sentences: what a second hop sees on a single-hop question."""
-    out = [Example(question, title, sents, labels, 1, source, split)]
+    """A positive passage (with its ``answer`` where a gold sentence holds it), its
+    whole-passage negatives (every sentence 0) and, for one question in ``HOP_NEGATIVE_RATE``,
+    two negatives read again with the question joined by its gold sentences: what a second hop
+    sees on a single-hop question."""
+    found = with_answer(answer, sents, labels)
+    out = [Example(question, title, sents, labels, 1, source, split, found)]
     out += [Example(question, t, ns, [0] * len(ns), 0, source, split) for t, ns in negatives]
     if negatives and rng.random() < 1.0 / HOP_NEGATIVE_RATE:
         hop_q = " ".join([question, *(x for x, y in zip(sents, labels, strict=True) if y)])
@@ -364,7 +386,9 @@ def squad_train(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
             if ns:
                 neg_pairs.append((t, ns))
         sents = [text[a:b] for a, b in sp]
-        out += _question_group(q, title, sents, labels, neg_pairs, "squad_train", split, rng)
+        out += _question_group(
+            q, title, sents, labels, neg_pairs, "squad_train", split, rng, ans["text"]
+        )
     return out
 
 
@@ -417,7 +441,9 @@ def qed(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
             q, detokenize_nq(answer), [j for j in rand if j not in chosen], paras, 1, rng
         )
         negs = [(items[j][1], items[j][2]) for j in chosen]
-        out += _question_group(q, title, sents, labels, negs, "qed", split, rng)
+        out += _question_group(
+            q, title, sents, labels, negs, "qed", split, rng, detokenize_nq(answer)
+        )
     return out
 
 
@@ -427,15 +453,22 @@ def _paragraph_gold(
     negatives: int,
     source: str,
     rng: random.Random,
+    answer: str = "",
 ) -> list[Example]:
-    """The gold paragraphs of one question (``is_supporting``; sentences unknown) and
-    ``negatives`` of its other paragraphs drawn at random."""
+    """The gold paragraphs of one question (``is_supporting``; sentences unknown; ``answer``
+    kept where the paragraph spells it) and ``negatives`` of its other paragraphs drawn at
+    random."""
     pos = [p for p in paragraphs if p.get("is_supporting")]
     neg = [p for p in paragraphs if not p.get("is_supporting")]
     out = []
     for p in pos + rng.sample(neg, min(negatives, len(neg))):
         ex = _paragraph(
-            question, p["title"], p["paragraph_text"], bool(p.get("is_supporting")), source
+            question,
+            p["title"],
+            p["paragraph_text"],
+            bool(p.get("is_supporting")),
+            source,
+            answer=answer,
         )
         if ex is not None:
             out.append(ex)
@@ -448,7 +481,11 @@ def ircot(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
     out: list[Example] = []
     for qi in range(IRCOT_HELD_OUT.stop, min(len(rows), IRCOT_HELD_OUT.stop + n)):
         obj = rows[qi]
-        out += _paragraph_gold(obj["question_text"].strip(), obj["contexts"], 3, "ircot", rng)
+        spans = [x for a in obj.get("answers_objects") or [] for x in a.get("spans") or []]
+        answer = str(spans[0]) if spans else ""
+        out += _paragraph_gold(
+            obj["question_text"].strip(), obj["contexts"], 3, "ircot", rng, answer
+        )
     return out
 
 
@@ -456,7 +493,10 @@ def musique(data_dir: Path, n: int, rng: random.Random) -> list[Example]:
     """MuSiQue train: gold paragraphs and four negatives each."""
     out: list[Example] = []
     for obj in read_training_json(data_dir / MUSIQUE)[:n]:
-        out += _paragraph_gold(obj["question"].strip(), obj["paragraphs"], 4, "musique", rng)
+        answer = str(obj.get("answer") or "")
+        out += _paragraph_gold(
+            obj["question"].strip(), obj["paragraphs"], 4, "musique", rng, answer
+        )
     return out
 
 
@@ -552,6 +592,66 @@ def vary_lengths(examples: list[Example], rng: random.Random, rate: float) -> li
                 plabel,
                 ex.source,
                 ex.split,
+                ex.answer,
+            )
+        )
+    return out
+
+
+#: Heading words that stand alone on a line of a manual's layout (a heading with no content).
+_JUNK_WORDS = ("Contents", "Table of Contents", "Miscellaneous", "Notes", "See also", "Index")
+
+
+def junk_unit(title: str, rng: random.Random) -> str:
+    """One line of layout that a PDF or HTML page yields beside its prose (issue 44, item 3):
+    a page number, a rule or pipe, a lone code fence, a running head with its page, a chapter
+    line, a bare heading word. Never evidence, whatever the question."""
+    page = rng.randint(1, 400)
+    head = title.strip() or rng.choice(["User Guide", "Reference Manual", "Chapter 2"])
+    forms = [
+        str(page),
+        f"- {page} -",
+        f"Page {page}",
+        f"Page {page} of {page + rng.randint(0, 200)}",
+        "|",
+        "| |",
+        "---",
+        "```",
+        "* * *",
+        f"{head} {page}",
+        f"{page} {head}",
+        f"Chapter {rng.randint(1, 12)}: {head} {page}",
+        f"Figure {rng.randint(1, 40)}",
+        rng.choice(_JUNK_WORDS),
+    ]
+    return rng.choice(forms)
+
+
+def add_junk(examples: list[Example], rng: random.Random, rate: float) -> list[Example]:
+    """A share ``rate`` of the examples with known sentence labels get one or two layout lines
+    (:func:`junk_unit`) inserted among their sentences, labelled 0: the tagger learns that a
+    page number or running head is never kept, even beside the answer. Passages with unknown
+    labels are left alone (a 0 there would turn their multiple-instance term off)."""
+    out: list[Example] = []
+    for ex in examples:
+        if not ex.sentences or UNKNOWN in ex.labels or rng.random() >= rate:
+            out.append(ex)
+            continue
+        sents, labels = list(ex.sentences), list(ex.labels)
+        for _ in range(rng.randint(1, 2)):
+            at = rng.randint(0, len(sents))
+            sents.insert(at, junk_unit(ex.title, rng))
+            labels.insert(at, 0)
+        out.append(
+            Example(
+                ex.question,
+                ex.title,
+                sents,
+                labels,
+                ex.passage_label,
+                ex.source,
+                ex.split,
+                ex.answer,
             )
         )
     return out
@@ -579,7 +679,7 @@ def save_examples(path: Path, examples: list[Example]) -> None:
     for ex in examples:
         pid = passages.setdefault((ex.title, tuple(ex.sentences)), len(passages))
         qid = questions.setdefault(ex.question, len(questions))
-        rows.append([qid, pid, ex.labels, ex.passage_label, ex.source, ex.split])
+        rows.append([qid, pid, ex.labels, ex.passage_label, ex.source, ex.split, ex.answer])
     with lzma.open(path, "wt", encoding="utf-8", preset=9) as fh:
         fh.write(json.dumps({"questions": len(questions), "passages": len(passages)}) + "\n")
         for q in questions:
@@ -598,7 +698,9 @@ def load_examples(path: Path) -> list[Example]:
         passages = [json.loads(fh.readline()) for _ in range(head["passages"])]
         out = []
         for line in fh:
-            qid, pid, labels, plabel, source, split = json.loads(line)
+            qid, pid, labels, plabel, source, split, *answer = json.loads(line)  # 6: no answers
             title, sents = passages[pid]
-            out.append(Example(questions[qid], title, sents, labels, plabel, source, split))
+            out.append(
+                Example(questions[qid], title, sents, labels, plabel, source, split, *answer[:1])
+            )
     return out

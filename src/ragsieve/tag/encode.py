@@ -48,6 +48,22 @@ class Window:
     sentence_of: list[int]
 
 
+def find_answer(
+    window: Window, answer: Sequence[int], sentences: set[int]
+) -> tuple[int, int] | None:
+    """Word-piece positions ``(start, end)`` (inclusive) of the first occurrence of the answer's
+    pieces ``answer`` inside one of ``sentences`` of ``window``: the span head's target. None
+    when the window does not hold it there (a window cut before the answer sentence)."""
+    n = len(answer)
+    if not n:
+        return None
+    ids, sent = window.ids, window.sentence_of
+    for i in range(len(ids) - n + 1):
+        if sent[i] in sentences and sent[i + n - 1] == sent[i] and ids[i : i + n] == list(answer):
+            return i, i + n - 1
+    return None
+
+
 class PassageEncoder:
     """Builds :class:`Window` s with a ``tokenizers`` WordPiece tokenizer (the MiniLM one)."""
 

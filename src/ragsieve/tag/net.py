@@ -15,11 +15,13 @@ from typing import Any
 import numpy as np
 
 from ragsieve.errors import ConfigError, InputError
+from ragsieve.tag.span import SPAN_OUTPUT
 from ragsieve.training.minilm import MINILM_L6, export_minilm, mean_pool
 
 
 def build_net(base: Path | None = None) -> Any:
-    """MiniLM + token head + passage head; ``forward`` returns (token logits, passage logit).
+    """MiniLM + token head + passage head + span head; ``forward`` returns (token logits,
+    passage logit, span logits: start and end per word piece, issue 44 item 6).
     ``base``: a folder to load the bi-encoder weights from; None: MiniLM-L6's architecture
     with untrained weights (to be filled by :func:`onnx_state_dict`)."""
     import torch
@@ -31,13 +33,18 @@ def build_net(base: Path | None = None) -> Any:
             self.bert = bert
             self.token_head = torch.nn.Linear(bert.config.hidden_size, 1)
             self.passage_head = torch.nn.Linear(bert.config.hidden_size, 1)
+            self.span_head = torch.nn.Linear(bert.config.hidden_size, 2)
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
             h = self.bert(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state
             pooled = mean_pool(h, attention_mask)
-            return self.token_head(h).squeeze(-1), self.passage_head(pooled).squeeze(-1)
+            tok = self.token_head(h).squeeze(-1)
+            passage = self.passage_head(pooled).squeeze(-1)
+            if self.span_head is None:  # weights from before the span head
+                return tok, passage
+            return tok, passage, self.span_head(h)
 
     if base is None:
         bert = BertModel(BertConfig(**MINILM_L6), add_pooling_layer=False)
@@ -135,6 +142,8 @@ def tokenizer_path() -> Path:
     return shipped_model_dir() / "tokenizer.json"
 
 
+#: The span head's parameters (absent from weights trained before issue 44).
+SPAN_HEAD = "span_head."
 #: Left out of saved weights when the run froze it: it is the reranker's, as it started.
 FROZEN = "bert.embeddings.word_embeddings.weight"
 
@@ -174,7 +183,11 @@ def load_weights(folder: Path) -> Any:
     if FROZEN not in state:
         state[FROZEN] = reranker_weights()[FROZEN]
     net = build_net()
-    net.load_state_dict({k: v.float() for k, v in state.items()})
+    missing, unexpected = net.load_state_dict({k: v.float() for k, v in state.items()}, False)
+    if unexpected or [k for k in missing if not k.startswith(SPAN_HEAD)]:
+        raise InputError(f"{folder}: weights do not fit the tagger ({missing or unexpected})")
+    if missing:  # weights trained before the span head: export without it
+        net.span_head = None
     return net.eval()
 
 
@@ -183,4 +196,6 @@ def export_model(net: Any, out_dir: Path, quantize: bool = True) -> dict[str, in
     per-output-channel scales (:func:`~ragsieve.training.minilm.export_minilm`). Returns the
     files' sizes."""
     outputs = {"token_logits": {0: "batch", 1: "seq"}, "passage_logit": {0: "batch"}}
+    if getattr(net, "span_head", None) is not None:
+        outputs[SPAN_OUTPUT] = {0: "batch", 1: "seq"}
     return export_minilm(net, out_dir, outputs, quantize)

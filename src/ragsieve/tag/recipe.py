@@ -10,11 +10,15 @@ its neighbours.
 Loss, per window (:func:`batch_loss`): binary cross-entropy on every labelled sentence; for a
 positive passage whose gold is the paragraph (sentence labels unknown), a multiple-instance
 term asks that its best sentence be kept; binary cross-entropy of the passage head on the
-passage label. (Provence labels tokens with an LLM's sentence choices; ours come from the
-datasets' own gold, so the loss is on pooled sentence logits, which is what inference
-thresholds.) :func:`mix` is what one pass reads; :func:`train_net` runs the passes through the
-training harness's :class:`~ragsieve.training.Loop`. The steps of a run (data, fit, export)
-are :mod:`ragsieve.tag.train`.
+passage label; and, where the window holds the answer text inside a gold sentence, the span
+head's start and end cross-entropy (SQuAD's extractive reader on the same encoder: issue 44,
+item 6). A share of the passages also gets layout lines (page numbers, running heads, rules)
+labelled 0 (:func:`~ragsieve.tag.data.add_junk`). (Provence labels tokens with an LLM's
+sentence choices; ours come from the datasets' own gold, so the loss is on pooled sentence
+logits, which is what inference thresholds.) :func:`mix` is what one pass reads;
+:func:`train_net` runs the passes through the training harness's
+:class:`~ragsieve.training.Loop`. The steps of a run (data, fit, export) are
+:mod:`ragsieve.tag.train`.
 """
 
 from __future__ import annotations
@@ -29,9 +33,15 @@ from typing import Any
 import numpy as np
 
 from ragsieve.errors import ConfigError
-from ragsieve.tag.data import UNKNOWN, Example, SourceSizes, vary_lengths
-from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
-from ragsieve.tag.net import build_net, reranker_weights, sentence_logits_torch, tokenizer_path
+from ragsieve.tag.data import UNKNOWN, Example, SourceSizes, add_junk, vary_lengths
+from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, find_answer, load_tokenizer
+from ragsieve.tag.net import (
+    SPAN_HEAD,
+    build_net,
+    reranker_weights,
+    sentence_logits_torch,
+    tokenizer_path,
+)
 from ragsieve.training import Loop, RunOptions, adamw_warmup, begin
 from ragsieve.training.minilm import base_model_path
 
@@ -71,6 +81,12 @@ class TaggerTrainConfig:
     init: str = "reranker"
     #: Share of passages cut to windows of 1-10 sentences (``tag.data.vary_lengths``).
     vary_rate: float = 0.4
+    #: Share of sentence-labelled passages given one or two layout lines labelled 0
+    #: (``tag.data.add_junk``; issue 44 item 3). 0 restores the recipe before it.
+    junk_rate: float = 0.05
+    #: Weight of the span head's start/end cross-entropy (issue 44 item 6; the other auxiliary
+    #: terms' 0.5). 0 trains no span target (the head stays at its initial weights).
+    span_weight: float = 0.5
     freeze_embeddings: bool = True
     #: Dev examples scored per source after training (the first ones, in file order).
     dev_per_source: int = 400
@@ -116,6 +132,8 @@ class _Item:
     passage_label: int
     mil: bool
     teacher: float = 0.0
+    #: The answer's first and last word piece in the window (-1: no span target).
+    span: tuple[int, int] = (-1, -1)
 
 
 def _items(enc: PassageEncoder, examples: list[Example]) -> list[_Item]:
@@ -129,6 +147,8 @@ def _items(enc: PassageEncoder, examples: list[Example]) -> list[_Item]:
             texts.setdefault(f"{ex.title}:", len(texts))
         for s in ex.sentences:
             texts.setdefault(s, len(texts))
+        if ex.answer:
+            texts.setdefault(f" {ex.answer}", len(texts))
     keys = list(texts)
     ids: list[list[int]] = []
     for start in range(0, len(keys), 50_000):
@@ -148,7 +168,11 @@ def _items(enc: PassageEncoder, examples: list[Example]) -> list[_Item]:
         if known and plabel == 1 and not any(known) and UNKNOWN not in labels:
             plabel = 0  # its gold sentence fell outside the window
         mil = plabel == 1 and not known
-        out.append(_Item(w, labels, plabel, mil))
+        span = (-1, -1)
+        if ex.answer and plabel == 1:
+            gold = {i for i, y in enumerate(labels) if y in (1, UNKNOWN)}
+            span = find_answer(w, ids[texts[f" {ex.answer}"]], gold) or span
+        out.append(_Item(w, labels, plabel, mil, span=span))
     return out
 
 
@@ -180,6 +204,7 @@ def _tensors(enc: PassageEncoder, batch: list[_Item], device: Any = None) -> dic
         "passage": torch.tensor([float(it.passage_label) for it in batch]),
         "teacher": torch.tensor([float(it.teacher) for it in batch]),
         "mil": torch.tensor([it.mil for it in batch]),
+        "span": torch.tensor([list(it.span) for it in batch], dtype=torch.long),
     }
     if device is not None:
         t = {k: v.to(device, non_blocking=True) for k, v in t.items()}
@@ -190,7 +215,7 @@ def batch_loss(net: Any, t: dict[str, Any], cfg: TaggerTrainConfig) -> Any:
     import torch
     import torch.nn.functional as F
 
-    tok, plogit = net(t["input_ids"], t["attention_mask"], t["token_type_ids"])
+    tok, plogit, span = net(t["input_ids"], t["attention_mask"], t["token_type_ids"])
     tok, plogit = tok.float(), plogit.float()
     slog = sentence_logits_torch(tok, t["sentence_of"], t["n"])
     y = t["labels"]
@@ -212,6 +237,15 @@ def batch_loss(net: Any, t: dict[str, Any], cfg: TaggerTrainConfig) -> Any:
         loss = loss + cfg.listwise_weight * (every - gold).mean()
     if cfg.teacher != "none" and cfg.distill_weight:
         loss = loss + cfg.distill_weight * F.mse_loss(plogit, t["teacher"])
+    has = t["span"][:, 0] >= 0
+    if cfg.span_weight and has.any():
+        body = (t["sentence_of"][has] != NO_SENTENCE).unsqueeze(-1)
+        logits = span[has].float().masked_fill(~body, -1e4)  # start/end only on passage pieces
+        target = t["span"][has]
+        loss = loss + cfg.span_weight * 0.5 * (
+            F.cross_entropy(logits[..., 0], target[:, 0])
+            + F.cross_entropy(logits[..., 1], target[:, 1])
+        )
     return loss + cfg.passage_weight * F.binary_cross_entropy_with_logits(plogit, t["passage"])
 
 
@@ -241,7 +275,7 @@ def teacher_logits(
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
             t = _tensors(enc, [items[i] for i in idx], device)
-            _, p = net(t["input_ids"], t["attention_mask"], t["token_type_ids"])
+            p = net(t["input_ids"], t["attention_mask"], t["token_type_ids"])[1]
             for i, v in zip(idx, p.float().cpu().numpy().tolist(), strict=True):
                 items[i].teacher = float(v)
 
@@ -251,7 +285,7 @@ def _initial_net(cfg: TaggerTrainConfig) -> Any:
     if cfg.init == "reranker":
         net = build_net()
         missing, _ = net.load_state_dict(reranker_weights(), strict=False)
-        if [k for k in missing if not k.startswith("token_head.")]:
+        if [k for k in missing if not k.startswith(("token_head.", SPAN_HEAD))]:
             raise ConfigError(f"reranker weights do not cover {missing}")
         return net
     return build_net(base_model_path())
@@ -281,7 +315,11 @@ def train_net(
     batches = [b for _ in range(cfg.epochs) for b in _batches(items, cfg, opts.seed)]
     if cfg.freeze_embeddings:
         net.bert.embeddings.word_embeddings.weight.requires_grad_(False)
-    heads = [*net.token_head.parameters(), *net.passage_head.parameters()]
+    heads = [
+        *net.token_head.parameters(),
+        *net.passage_head.parameters(),
+        *net.span_head.parameters(),
+    ]
     n_steps = len(batches)
     opt, sched = adamw_warmup(
         net.bert, heads, cfg.lr, cfg.head_lr, cfg.weight_decay, cfg.warmup, n_steps
@@ -299,7 +337,10 @@ def train_net(
 
 
 def mix(train_ex: list[Example], cfg: TaggerTrainConfig, seed: int) -> list[Example]:
-    """What one pass reads: a share cut to shorter windows (:func:`vary_lengths`) and the
-    HotpotQA sentence-gold examples ``hotpot_repeat`` times."""
+    """What one pass reads: a share cut to shorter windows (:func:`vary_lengths`), a share
+    given layout lines (:func:`add_junk`) and the HotpotQA sentence-gold examples
+    ``hotpot_repeat`` times."""
     out = vary_lengths(train_ex, random.Random(seed + 7), cfg.vary_rate)
+    if cfg.junk_rate:
+        out = add_junk(out, random.Random(seed + 11), cfg.junk_rate)
     return out + [e for e in out if e.source == "hotpot"] * (cfg.hotpot_repeat - 1)
