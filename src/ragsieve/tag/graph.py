@@ -6,6 +6,11 @@ HotpotQA distractor from evidence, and a logistic regression on the head's own i
 them far better (issue 31, stop 41: dev AUC 0.678 -> 0.822 on the bridge hop's readings). So
 the head can be read (:func:`with_pooled_output`) and replaced (:func:`replace_passage_head`)
 without touching the encoder: a refit on the CPU in minutes (``ragsieve.tag.fit_head``).
+
+The span head (issue 44, item 6) reads the token head's input, the last hidden state per word
+piece: :func:`with_hidden_output` exposes it for a fit on frozen features
+(``ragsieve.tag.fit_span``) and :func:`add_span_head` writes ``span_logits`` (start and end
+logits per word piece) beside the other outputs, which stay bit-identical.
 """
 
 from __future__ import annotations
@@ -17,8 +22,12 @@ import numpy as np
 
 from ragsieve.embed.graph import live_nodes
 from ragsieve.errors import ConfigError
+from ragsieve.tag.span import SPAN_OUTPUT
 
 PASSAGE_OUTPUT = "passage_logit"
+TOKEN_OUTPUT = "token_logits"
+#: Prefix of the span head's nodes and weights (a refit drops the old ones by it).
+SPAN_PREFIX = "span_head."
 
 
 def pooled_tensor(graph: Any) -> str:
@@ -79,6 +88,89 @@ def replace_passage_head(model: Path, out: Path, weight: np.ndarray, bias: float
     kept = [i for i in g.initializer if i.name in used]
     del g.initializer[:]
     g.initializer.extend(kept + inits)
+    tmp = out.with_name(out.name + ".tmp")
+    onnx.save(m, str(tmp))
+    tmp.replace(out)
+
+
+def hidden_tensor(graph: Any) -> str:
+    """The token head's input, the last hidden state (``[batch, pieces, 384]``): walking back
+    from ``token_logits``, the input of the first ``MatMul`` (fp32 export) or
+    ``DynamicQuantizeLinear`` (int8 export). Raises :class:`ConfigError` for a graph without
+    one (not a tagger)."""
+    producer = {o: n for n in graph.node for o in n.output}
+    todo, seen = [TOKEN_OUTPUT], set()
+    while todo:
+        node = producer.get(todo.pop(0))
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.op_type in ("MatMul", "DynamicQuantizeLinear"):
+            return str(node.input[0])
+        todo += list(node.input)
+    raise ConfigError(f"no hidden state before {TOKEN_OUTPUT!r}: not a tagger graph")
+
+
+def with_hidden_output(model: Path) -> tuple[bytes, str]:
+    """The serialised graph of ``model`` with the last hidden state as one more output, and
+    that output's name. Every other output is bit-identical (tests/tag/test_graph.py)."""
+    import onnx
+
+    m = onnx.load(str(model))
+    name = hidden_tensor(m.graph)
+    m.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
+    return bytes(m.SerializeToString()), name
+
+
+def has_span_output(model: Path) -> bool:
+    """Whether the graph at ``model`` has the ``span_logits`` output (reads only the graph's
+    outputs, not its weights)."""
+    import onnx
+
+    m = onnx.load(str(model), load_external_data=False)
+    return any(o.name == SPAN_OUTPUT for o in m.graph.output)
+
+
+def add_span_head(model: Path, out: Path, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Write ``model`` to ``out`` with ``span_logits = f(hidden)``: ``layers`` are fp32
+    ``(weight, bias)`` pairs applied in turn to the last hidden state, a ReLU between two
+    (one pair: ``hidden @ W + b``, ``W`` 384 x 2). A span head already there is replaced;
+    every other output is bit-identical. Written beside ``out`` and moved in."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    if not layers or np.asarray(layers[-1][0]).shape[-1] != 2:
+        raise ConfigError("a span head ends in 2 outputs (start and end logits)")
+    m = onnx.load(str(model))
+    g = m.graph
+    hidden = hidden_tensor(g)
+    keep_out = [o for o in g.output if o.name != SPAN_OUTPUT]
+    nodes = [n for n in g.node if not n.name.startswith(SPAN_PREFIX)]
+    nodes = live_nodes(nodes, {o.name for o in keep_out})
+    used = {i for n in nodes for i in n.input}
+    inits = [i for i in g.initializer if i.name in used]
+    x = hidden
+    for k, (w, b) in enumerate(layers):
+        last = k == len(layers) - 1
+        wn, bn = f"{SPAN_PREFIX}{k}.weight", f"{SPAN_PREFIX}{k}.bias"
+        inits += [
+            numpy_helper.from_array(np.asarray(w, dtype=np.float32), wn),
+            numpy_helper.from_array(np.asarray(b, dtype=np.float32).reshape(-1), bn),
+        ]
+        mm, add = f"{SPAN_PREFIX}{k}.mm", SPAN_OUTPUT if last else f"{SPAN_PREFIX}{k}.add"
+        nodes.append(helper.make_node("MatMul", [x, wn], [mm], f"{SPAN_PREFIX}{k}.MatMul"))
+        nodes.append(helper.make_node("Add", [mm, bn], [add], f"{SPAN_PREFIX}{k}.Add"))
+        x = add
+        if not last:
+            x = f"{SPAN_PREFIX}{k}.relu"
+            nodes.append(helper.make_node("Relu", [add], [x], f"{SPAN_PREFIX}{k}.Relu"))
+    del g.node[:]
+    g.node.extend(nodes)
+    del g.initializer[:]
+    g.initializer.extend(inits)
+    del g.output[:]
+    g.output.extend(keep_out)
+    g.output.append(helper.make_tensor_value_info(SPAN_OUTPUT, onnx.TensorProto.FLOAT, None))
     tmp = out.with_name(out.name + ".tmp")
     onnx.save(m, str(tmp))
     tmp.replace(out)

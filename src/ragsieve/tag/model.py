@@ -6,6 +6,12 @@ call run in length-sorted batches (one window each by default), two runs in flig
 (:func:`~ragsieve.embed.onnx.run_each`). A passage read in several windows (longer than
 ``max_length``) gets each sentence's probability from the window that holds it and the best
 window's relevance.
+
+A folder whose graph has the span head's output (``span_logits``, :mod:`ragsieve.tag.span`)
+also gets each sentence's best answer span from the same run (:class:`SpanTagged`); older
+folders read as before. A sentence without words (:func:`ragsieve.text.has_words`: a page
+number, a table rule, a code fence alone) is layout, never evidence: it is read with its
+neighbours (the model's input does not change) and gets probability 0 and no span.
 """
 
 from __future__ import annotations
@@ -23,8 +29,10 @@ import numpy as np
 from ragsieve.embed.onnx import cpu_session, run_each
 from ragsieve.errors import ConfigError
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
+from ragsieve.tag.span import SPAN_OUTPUT, SentenceSpan, SpanTagged, best_spans, char_span
 from ragsieve.tag.stack import Stacker, load_stacker
 from ragsieve.tag.verdict import Passage, Tagged
+from ragsieve.text import has_words
 
 MODEL_FILES = {"int8": "model.onnx", "fp32": "model_fp32.onnx"}
 CONFIG_FILE = "tagger_config.json"
@@ -89,7 +97,8 @@ class OnnxTagger:
         self.batch_size = batch_size
         self.threads = threads
         self.pooled = pooled
-        self._outputs: list[str] | None = None
+        self._outputs: list[str] = []
+        self._pooled_name = ""
         self._lock = threading.Lock()
         self._session: Any = None
         self._encoder: PassageEncoder | None = None
@@ -133,25 +142,45 @@ class OnnxTagger:
                     )
             conf = self.model_dir / CONFIG_FILE
             self.config = json.loads(conf.read_text("utf-8")) if conf.is_file() else {}
+            outputs = ["token_logits", "passage_logit"]
             if self.pooled:
                 from ragsieve.tag.graph import with_pooled_output
 
                 graph, name = with_pooled_output(model)
                 session = cpu_session(graph, self.threads, "tagger")
-                self._outputs = ["token_logits", "passage_logit", name]
+                outputs.append(name)
+                self._pooled_name = name
             else:
                 session = cpu_session(model, self.threads, "tagger")
+            if any(o.name == SPAN_OUTPUT for o in session.get_outputs()):
+                outputs.append(SPAN_OUTPUT)
+            self._outputs = outputs
             max_length = int(self.config.get("max_length", DEFAULT_MAX_LENGTH))
             self._encoder = PassageEncoder(load_tokenizer(tok), max_length)
             self._stacker = load_stacker(self.model_dir)
             self._session = session
 
+    @property
+    def has_span(self) -> bool:
+        """Whether the folder's graph has the span head (``span_logits``)."""
+        self._load()
+        return SPAN_OUTPUT in self._outputs
+
+    def span_chars(self, sentence: str, span: SentenceSpan) -> tuple[int, int]:
+        """``(start, end)`` characters of ``span`` in ``sentence`` (the sentence tokenised
+        again alone, with offsets: only the chosen span's sentence pays for it)."""
+        self._load()
+        assert self._encoder is not None
+        return char_span(self._encoder.tok, sentence, span.first, span.last)
+
     def tag(self, question: str, passages: Sequence[Passage]) -> list[Tagged]:
-        """Keep probabilities and relevance for each passage, read with ``question``.
+        """Keep probabilities and relevance for each passage, read with ``question`` (and each
+        sentence's best span: :class:`SpanTagged`, where the folder has a span head).
 
         Markdown headings (``## Decipherment``) are structure, not evidence, and no training
         passage has them: they are left out of the model's input and get probability 0 (read
-        with one, the sample corpus's answer sentence fell from 0.54 to 0.25)."""
+        with one, the sample corpus's answer sentence fell from 0.54 to 0.25). A sentence
+        without words is read but gets probability 0 (issue 44, item 3)."""
         if not passages:
             return []
         self._load()
@@ -160,11 +189,21 @@ class OnnxTagger:
         body = [[i for i, s in enumerate(sents) if not is_heading(s)] for _, sents in passages]
         inner = [(t, [sents[i] for i in b]) for (t, sents), b in zip(passages, body, strict=True)]
         tagged = self._tag(enc, question, inner)
-        out = []
+        out: list[Tagged] = []
         for (_, sents), b, t in zip(passages, body, tagged, strict=True):
             probs = np.zeros(len(sents), dtype=np.float64)
             probs[b] = t.probs
-            out.append(Tagged(probs, t.relevance, t.pooled))
+            junk = [i for i, s in enumerate(sents) if not has_words(str(s))]
+            probs[junk] = 0.0
+            if isinstance(t, SpanTagged):
+                spans: list[SentenceSpan | None] = [None] * len(sents)
+                for i, sp in zip(b, t.spans, strict=True):
+                    spans[i] = sp
+                for i in junk:
+                    spans[i] = None
+                out.append(SpanTagged(probs, t.relevance, t.pooled, tuple(spans)))
+            else:
+                out.append(Tagged(probs, t.relevance, t.pooled))
         return out
 
     def _tag(self, enc: PassageEncoder, question: str, passages: Sequence[Passage]) -> list[Tagged]:
@@ -172,15 +211,20 @@ class OnnxTagger:
         probs = [np.zeros(len(s), dtype=np.float64) for _, s in passages]
         rel = np.zeros(len(passages), dtype=np.float64)
         pooled: list[np.ndarray | None] = [None] * len(passages)
+        with_span = SPAN_OUTPUT in self._outputs
+        spans: list[list[SentenceSpan | None]] = [[None] * len(s) for _, s in passages]
         order = sorted(range(len(windows)), key=lambda i: len(windows[i].ids))
         groups = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
         arrays = [enc.batch([windows[i] for i in idx]) for idx in groups]
         feeds = [
             {k: a[k] for k in ("input_ids", "attention_mask", "token_type_ids")} for a in arrays
         ]
-        for idx, arr, (tok_logits, p_logits, *hidden) in zip(
+        for idx, arr, outs in zip(
             groups, arrays, run_each(self._session, feeds, self._outputs), strict=True
         ):
+            got = dict(zip(self._outputs, outs, strict=True))
+            tok_logits, p_logits = got["token_logits"], got["passage_logit"]
+            hidden = got.get(self._pooled_name)
             for row, wi in enumerate(idx):
                 w = windows[wi]
                 sent = arr["sentence_of"][row]
@@ -188,7 +232,16 @@ class OnnxTagger:
                 for s in {int(x) for x in sent if x != NO_SENTENCE}:
                     probs[w.passage][s] = float(_sigmoid(logits[sent == s].mean()))
                 r = float(_sigmoid(p_logits[row]))
-                if hidden and (pooled[w.passage] is None or r > rel[w.passage]):
-                    pooled[w.passage] = np.asarray(hidden[0][row], dtype=np.float32)
+                if hidden is not None and (pooled[w.passage] is None or r > rel[w.passage]):
+                    pooled[w.passage] = np.asarray(hidden[row], dtype=np.float32)
                 rel[w.passage] = max(rel[w.passage], r)
+                if with_span:
+                    found = best_spans(np.asarray(got[SPAN_OUTPUT][row]), sent)
+                    for s, sp in found.items():
+                        spans[w.passage][s] = sp
+        if with_span:
+            return [
+                SpanTagged(p, float(r), v, tuple(sp))
+                for p, r, v, sp in zip(probs, rel, pooled, spans, strict=True)
+            ]
         return [Tagged(p, float(r), v) for p, r, v in zip(probs, rel, pooled, strict=True)]

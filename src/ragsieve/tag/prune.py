@@ -21,8 +21,12 @@ the stacker's open point (chosen on dev with no budget, for recall) instead of i
 ``stack=False`` restores the raw rule.
 
 A sentence without words (a bare page number, a table rule, a pipe, a code fence alone:
-:func:`ragsieve.text.has_words`) is layout, never evidence: every reading gives it probability
-0, so that no threshold, hop or ``min_keep`` keeps it (issue 44, item 3).
+:func:`ragsieve.text.has_words`) is layout, never evidence: the tagger's every reading gives it
+probability 0 (:meth:`ragsieve.tag.model.OnnxTagger.tag`, so that the stacker's fit sees it
+too), and ``min_keep`` never picks it (issue 44, item 3).
+
+Where the tagger has a span head (:mod:`ragsieve.tag.span`), :attr:`Pruned.span` is the best
+answer span among the kept sentences, over both readings (issue 44, item 6).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import numpy as np
 
 from ragsieve.errors import ConfigError
 from ragsieve.tag.model import Passage, Tagged
+from ragsieve.tag.span import AnswerSpan, SpanTagged
 from ragsieve.tag.stack import Stacker
 from ragsieve.text import has_words
 
@@ -77,43 +82,8 @@ class Pruned:
     threshold: float
     trace: dict[str, Any] = field(default_factory=dict)
     passage_threshold: float = 0.0
-
-
-class _WordsOnly:
-    """A :class:`Tagger` whose readings give a sentence without words probability 0 (its
-    neighbours are still read with it: the model's input does not change)."""
-
-    def __init__(self, tagger: Tagger) -> None:
-        self.inner = tagger
-        self.name = getattr(tagger, "name", "tagger")
-
-    @property
-    def threshold(self) -> float:
-        return self.inner.threshold
-
-    @property
-    def passage_threshold(self) -> float:
-        return self.inner.passage_threshold
-
-    @property
-    def stacker(self) -> Stacker | None:
-        return self.inner.stacker
-
-    def tag(self, question: str, passages: Sequence[Passage]) -> list[Tagged]:
-        out = []
-        for t, (_, sents) in zip(self.inner.tag(question, passages), passages, strict=True):
-            junk = [i for i, s in enumerate(sents) if not has_words(str(s))]
-            if junk:
-                probs = np.array(t.probs, dtype=np.float64)
-                probs[junk] = 0.0
-                t = Tagged(probs, t.relevance, t.pooled)
-            out.append(t)
-        return out
-
-
-def words_only(tagger: Tagger) -> Tagger:
-    """``tagger`` with every sentence without words read as probability 0 (idempotent)."""
-    return tagger if isinstance(tagger, _WordsOnly) else _WordsOnly(tagger)
+    #: The best answer span among the kept sentences (None: the tagger has no span head).
+    span: AnswerSpan | None = None
 
 
 def check_threshold(threshold: float | None, name: str = "threshold") -> None:
@@ -239,9 +209,9 @@ def prune(
     if hops not in (1, 2):
         raise ConfigError(f"hops must be 1 or 2, got {hops!r}")
     th, pth, stacker = operating_point(tagger, threshold, passage_threshold, stack, open_point)
-    tagger = words_only(tagger)
     if stacker is not None:
         r = readings(tagger, question, passages, hops)
+        reads = [r.first, r.second]
         probs = stacker.keep_probs(r.first, r.merged, r.bridge)
         tagged = [
             Tagged(np.where(t.probs > 0, p, 0.0), t.relevance)  # headings (0) stay out
@@ -250,8 +220,11 @@ def prune(
         hop = r.trace
     else:
         tagged, hop = tagger.tag(question, passages), {}
+        reads = [tagged]
         if hops == 2:
-            tagged, hop, _ = _bridge_hop(tagger, question, passages, tagged, th, pth)
+            first = tagged
+            tagged, hop, second = _bridge_hop(tagger, question, passages, first, th, pth)
+            reads = [first, second]
     trace: dict[str, Any] = {
         "threshold": th,
         "passage_threshold": pth,
@@ -276,4 +249,29 @@ def prune(
         for p in order
         for s in sorted(s for q, s in keep if q == p)
     ]
-    return Pruned(tagged, kept, th, trace, pth)
+    return Pruned(tagged, kept, th, trace, pth, best_span(tagger, passages, reads, kept))
+
+
+def best_span(
+    tagger: Tagger,
+    passages: Sequence[Passage],
+    reads: Sequence[Sequence[Tagged | None]],
+    kept: Sequence[Kept],
+) -> AnswerSpan | None:
+    """The highest-scoring span of a kept sentence over ``reads`` (each a reading of every
+    passage; None: not read), its characters found by re-tokenising that one sentence. None
+    when no reading has spans (a tagger without a span head)."""
+    chars = getattr(tagger, "span_chars", None)
+    best: tuple[float, int, int, Any] | None = None
+    for k in kept:
+        for read in reads:
+            t = read[k.passage] if k.passage < len(read) else None
+            sp = t.spans[k.sentence] if isinstance(t, SpanTagged) and t.spans else None
+            if sp is not None and (best is None or sp.score > best[0]):
+                best = (sp.score, k.passage, k.sentence, sp)
+    if best is None or chars is None:
+        return None
+    score, p, s, sp = best
+    sentence = str(passages[p][1][s])
+    start, end = chars(sentence, sp)
+    return AnswerSpan(sentence[start:end], p, s, start, end, score)

@@ -10,6 +10,11 @@ that a user can check it against the source.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragsieve.tag.verdict import Tagged
 
 #: Longest answer span, in word pieces (SQuAD answers: 99% are under 30).
 MAX_SPAN_PIECES = 30
@@ -29,3 +34,90 @@ class AnswerSpan:
     start: int
     end: int
     score: float
+
+
+@dataclass(frozen=True)
+class SentenceSpan:
+    """One sentence's best span in one reading: word pieces ``first`` to ``last`` (inclusive,
+    counted in the sentence's own pieces, as the sentence tokenised alone gives them) and its
+    ``score`` (as :attr:`AnswerSpan.score`)."""
+
+    first: int
+    last: int
+    score: float
+
+
+def _log_softmax(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    m = x.max()
+    return x - m - np.log(np.exp(x - m).sum())
+
+
+def best_spans(
+    logits: np.ndarray, sentence_of: np.ndarray, max_pieces: int = MAX_SPAN_PIECES
+) -> dict[int, SentenceSpan]:
+    """Each sentence's best span in one window: ``logits`` ``[pieces, 2]`` (start, end),
+    ``sentence_of`` each piece's sentence (< 0: none). Start and end are softmaxed over the
+    window's sentence pieces (the question and title are never an answer); a span starts and
+    ends inside one sentence, start <= end, at most ``max_pieces`` pieces."""
+    sent = np.asarray(sentence_of)
+    body = np.flatnonzero(sent >= 0)
+    if body.size == 0:
+        return {}
+    ls = _log_softmax(logits[body, 0])
+    le = _log_softmax(logits[body, 1])
+    sb = sent[body]
+    out: dict[int, SentenceSpan] = {}
+    for s in dict.fromkeys(sb.tolist()):
+        at = np.flatnonzero(sb == s)  # contiguous: a window holds whole sentences in order
+        a, b = int(at[0]), int(at[-1]) + 1
+        n = b - a
+        pair = ls[a:b, None] + le[None, a:b]
+        i, j = np.indices((n, n))
+        pair[(j < i) | (j - i >= max_pieces)] = -np.inf
+        k = int(np.argmax(pair))
+        first, last = divmod(k, n)
+        out[int(s)] = SentenceSpan(first, last, float(np.exp(pair[first, last])))
+    return out
+
+
+def piece_offsets(tokenizer: Any, text: str) -> list[tuple[int, int]]:
+    """Character offsets of ``text``'s word pieces, tokenised alone as the tagger reads a
+    sentence (no special tokens)."""
+    return [tuple(o) for o in tokenizer.encode(text, add_special_tokens=False).offsets]
+
+
+def char_span(tokenizer: Any, text: str, first: int, last: int) -> tuple[int, int]:
+    """``(start, end)`` characters of word pieces ``first`` to ``last`` of ``text``."""
+    offsets = piece_offsets(tokenizer, text)
+    if not offsets:
+        return 0, 0
+    last = min(last, len(offsets) - 1)
+    first = min(first, last)
+    return int(offsets[first][0]), int(offsets[last][1])
+
+
+def piece_span(tokenizer: Any, text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The word pieces ``(first, last)`` of ``text`` that cover characters ``[start, end)``
+    (an answer's location; None when no piece lies inside). The inverse of :func:`char_span`
+    up to piece boundaries."""
+    offsets = piece_offsets(tokenizer, text)
+    inside = [k for k, (a, b) in enumerate(offsets) if a < end and b > start]
+    return (inside[0], inside[-1]) if inside else None
+
+
+def find_answer(text: str, answer: str) -> tuple[int, int] | None:
+    """Characters ``[start, end)`` of the first occurrence of ``answer`` in ``text`` (case
+    ignored), or None."""
+    key = answer.strip().lower()
+    at = text.lower().find(key) if key else -1
+    return (at, at + len(key)) if at >= 0 else None
+
+
+@dataclass(frozen=True)
+class SpanTagged(Tagged):
+    """A :class:`Tagged` from a tagger with a span head: ``spans[i]`` is sentence i's best
+    span in this reading (None: a heading, a sentence without words, one the window cut
+    away)."""
+
+    spans: tuple[SentenceSpan | None, ...] = ()
