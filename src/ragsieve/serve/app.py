@@ -231,34 +231,33 @@ def viewer_html() -> str:
     return files("ragsieve.serve").joinpath("static", "viewer.html").read_text("utf-8")
 
 
-def _csp_hashes(blocks: list[str]) -> str:
-    """The CSP sources (``'sha256-...'``) that allow exactly these inline blocks."""
+def _inline_hashes(html: str, tag: str) -> str:
+    """The CSP sources (``'sha256-...'``) that allow exactly the page's inline ``tag`` blocks."""
     return " ".join(
         "'sha256-" + base64.b64encode(hashlib.sha256(b.encode()).digest()).decode() + "'"
-        for b in blocks
+        for b in re.findall(rf"<{tag}>(.*?)</{tag}>", html, flags=re.DOTALL)
     )
 
 
-def _csp(html: str) -> str:
-    """A Content-Security-Policy that allows the page's own inline script and style (by hash)
-    and requests to this server only: nothing can be loaded from elsewhere."""
-
-    def hashes(tag: str) -> str:
-        return _csp_hashes(re.findall(rf"<{tag}>(.*?)</{tag}>", html, flags=re.DOTALL))
-
-    return (
-        f"default-src 'none'; script-src {hashes('script')}; style-src {hashes('style')}; "
-        "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
-        "frame-ancestors 'none'"
-    )
+def _page_headers(script_src: str, style_src: str) -> dict[str, str]:
+    """The headers of a page this server serves: a Content-Security-Policy that allows these
+    script and style sources and requests to this server only (nothing can be loaded from
+    elsewhere), no MIME sniffing, no referrer."""
+    return {
+        "Content-Security-Policy": (
+            f"default-src 'none'; script-src {script_src}; style-src {style_src}; "
+            "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+            "frame-ancestors 'none'"
+        ),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+    }
 
 
 def _add_viewer(app: FastAPI) -> None:
     html = viewer_html()  # read once: a missing file fails create_app, not the first visitor
     headers = {
-        "Content-Security-Policy": _csp(html),
-        "X-Content-Type-Options": "nosniff",
-        "Referrer-Policy": "no-referrer",
+        **_page_headers(_inline_hashes(html, "script"), _inline_hashes(html, "style")),
         "Cache-Control": "no-cache",
     }
 
@@ -329,17 +328,7 @@ def _add_docs(app: FastAPI) -> None:
         swagger_css_url="/docs/static/swagger-ui.css",
         swagger_favicon_url="/docs/static/favicon-32x32.png",
     ).body.decode()
-    inline = re.findall(r"<script>(.*?)</script>", page, flags=re.DOTALL)
-    hashes = _csp_hashes(inline)
-    headers = {
-        "Content-Security-Policy": (
-            f"default-src 'none'; script-src 'self' {hashes}; style-src 'self' 'unsafe-inline'; "
-            "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
-            "frame-ancestors 'none'"
-        ),
-        "X-Content-Type-Options": "nosniff",
-        "Referrer-Policy": "no-referrer",
-    }
+    headers = _page_headers(f"'self' {_inline_hashes(page, 'script')}", "'self' 'unsafe-inline'")
 
     @app.get("/docs", include_in_schema=False)
     def docs() -> HTMLResponse:

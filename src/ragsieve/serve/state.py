@@ -190,19 +190,22 @@ class ServerState:
         from ragsieve.methods.spec import as_spec, canonical_options, make_config, method_def
 
         spec = as_spec(self.default_method if text is None else text)
-        name, options = spec.name, {}
+        # Rerankers the client names, in its spec or the request's own ``reranker``: checked
+        # against the allow-list after the gate, and refused even where the method ignores
+        # them here (full on an index without a sentence table).
+        named: list[str] = []
         if text is not None:
             defn = method_def(spec.name)
             make_config(defn, spec.options, run)  # unknown keys and bad types: the usual line
-            options = canonical_options(defn, spec.options)
-            check_http_options(name, options)
+            check_http_options(
+                spec.name, canonical_options(defn, spec.options), check_reranker=named.append
+            )
         spec, uses = spec_models(spec, run, llm=self.llm_spec)
         self.gate.check(spec.label, uses, endpoint, index)
-        # A reranker the client's spec names is refused even where the method ignores it here
-        # (full on an index without a sentence table), as a request's own reranker is.
-        check_http_options(name, options, check_reranker=self.gate.check_reranker)
-        run_reranker = run.get("reranker")  # refused even where the method ignores it
-        self.gate.check_reranker(run_reranker if isinstance(run_reranker, str) else None)
+        if isinstance(run.get("reranker"), str):
+            named.append(run["reranker"])
+        for reranker in named:
+            self.gate.check_reranker(reranker)
         lend = getattr(self, "llm", None) if endpoint == "ask" else None
         return build_lending(spec, index, lend, **run)
 
