@@ -234,7 +234,8 @@ def test_junk_lines_are_inserted_at_zero_and_spare_unknown_labels(
         assert all(y == 0 for s, y in zip(after.sentences, after.labels, strict=True) if s in kept)
         assert (after.passage_label, after.answer) == (before.passage_label, before.answer)
         changed += 1
-        assert all(len(s.split()) <= 8 and (not has_words(s) or s[0].isupper()) for s in kept)
+        # a line of layout: no words, a short label, or a running head naming the title
+        assert all(not has_words(s) or len(s.split()) <= 5 or before.title in s for s in kept)
     assert changed > 10
 
 
