@@ -10,9 +10,12 @@ method: F1 and EM with the difference to ``--base`` and its paired bootstrap 95%
 (``common.interval``, as in ``paired_eval.py``), prompt and answer tokens, replies that ran to
 ``--max-tokens``, and loops (replies the loop guard stopped, or that ran to the cap ending in a
 loop). A reader is a ``get_llm`` spec with optional backend options:
-``local[loop_guard=false]``. With ``--base-reader R`` each method is paired with itself under
-reader R (a reader change's before/after) instead of with ``--base``. Compare readers run with
-the same ``RAGSIEVE_LLM_THREADS``: llama.cpp's greedy replies change with the thread count.
+``local[loop_guard=false]``; the reader ``span`` asks no LLM and scores the tagger's answer
+span (``ragsieve eval --no-llm``'s ``span_f1``/``span_em``) as the answer, so its F1 sits beside
+the LLM readers' (``-`` for a method that gives no span). With ``--base-reader R`` each method
+is paired with itself under reader R (a reader change's before/after) instead of with
+``--base``. Compare readers run with the same ``RAGSIEVE_LLM_THREADS``: llama.cpp's greedy
+replies change with the thread count.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ from ragsieve.llm.local import loop_cut
 from ragsieve.methods import parse_methods
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama.cpp or torch load libgomp
+
+#: The reader that asks no LLM: the tagger's answer span is the answer.
+SPAN = "span"
 
 
 def parse_reader(text: str) -> tuple[str, dict[str, Any]]:
@@ -61,13 +67,21 @@ def run_reader(reader: str, args: argparse.Namespace) -> tuple[list[dict], dict[
         rows = [json.loads(x) for x in rows_file.open(encoding="utf-8")]
         return rows, json.loads(loops_file.read_text())
     spec, opts = parse_reader(reader)
-    llm = get_llm(spec, **opts)
+    span = spec == SPAN
+    llm = None if span else get_llm(spec, **opts)
     dataset = load_dataset(args.dataset, limit=args.limit)
     rows, stopped = [], {}
     for method in parse_methods(args.methods):  # one run per method: loop stops per method
-        cfg = EvalConfig(methods=[method], budget=args.budget, llm=spec, max_tokens=args.max_tokens)
+        cfg = EvalConfig(
+            methods=[method],
+            budget=args.budget,
+            llm=spec,
+            max_tokens=args.max_tokens,
+            no_llm=span,
+        )
         before = getattr(llm, "loops_stopped", 0)
-        rows += run_eval(dataset, cfg, llm=llm)["per_question"]
+        got = run_eval(dataset, cfg, llm=llm)["per_question"]
+        rows += [span_row(r) for r in got] if span else got
         stopped[method.label] = getattr(llm, "loops_stopped", 0) - before
         print(f"  {reader} {method.label}: done", flush=True)
     folder.mkdir(parents=True, exist_ok=True)
@@ -76,13 +90,27 @@ def run_reader(reader: str, args: argparse.Namespace) -> tuple[list[dict], dict[
     return rows, stopped
 
 
+def span_row(row: dict[str, Any]) -> dict[str, Any]:
+    """An eval row of the ``span`` reader: the span's scores as the answer's (``f1``, ``em``,
+    ``prediction``), no tokens; a method without spans keeps no ``f1``."""
+    out = {k: v for k, v in row.items() if k not in ("f1", "em", "prediction")}
+    if "span_f1" in row:
+        out.update(f1=row["span_f1"], em=row["span_em"], prediction=row["span_prediction"])
+    return {**out, "prompt_tokens": 0, "completion_tokens": 0}
+
+
 def cell(per: dict, base: dict, metric: str) -> str:
-    """``mean (diff [lo, hi])`` over the questions both have, or the mean alone."""
+    """``mean (diff [lo, hi])`` over the questions both have, or the mean alone (``-``: no
+    question has the metric, e.g. the ``span`` reader of a method without spans)."""
     ids = [i for i in per if per[i].get(metric) is not None]
+    if not ids:
+        return "-"
     a = np.array([per[i][metric] for i in ids], dtype=float)
     if per is base:
         return f"{a.mean():.3f}"
     ids = [i for i in ids if base.get(i, {}).get(metric) is not None]
+    if not ids:
+        return f"{a.mean():.3f}"
     a = np.array([per[i][metric] for i in ids], dtype=float)
     mean, lo, hi = interval(a, np.array([base[i][metric] for i in ids], dtype=float))
     return f"{a.mean():.3f} ({mean:+.3f} [{lo:+.3f}, {hi:+.3f}])"

@@ -33,6 +33,20 @@ def test_python_api_end_to_end(tmp_path: Path, corpus_dir: Path) -> None:
     assert answer.trace["selection"]["selector"] == "budget"
 
 
+def test_ask_without_an_llm_answers_with_the_span(sample_index_dir: Path) -> None:
+    """``llm="none"`` (or None) calls no LLM: the tagger's answer span is the answer, located
+    in its document; a method without spans answers ``""`` with no span."""
+    q = "In which year did Champollion announce the decipherment of hieroglyphs?"
+    answer = ask(q, sample_index_dir, llm="none")
+    span = answer.span
+    assert span is not None and answer.text == span.text and answer.usage.prompt_tokens == 0
+    doc = Index.open(sample_index_dir).get_document(span.doc_id)
+    assert doc is not None and doc.text[span.start : span.end] == span.text
+    assert ask(q, sample_index_dir, llm=None).span == span
+    naive = ask(q, sample_index_dir, method="naive", llm="none")
+    assert (naive.text, naive.span, naive.trace["answer"]) == ("", None, "none")
+
+
 def test_prune_keeps_the_answer_sentence_of_passages_a_user_has(corpus_dir: Path) -> None:
     from ragsieve import prune
     from ragsieve.errors import InputError
@@ -217,6 +231,7 @@ def _bad_calls() -> list[tuple[str, Any, type, tuple[str, ...]]]:
         ),
         ("ask-method-int", lambda i: ask(Q, i, method=5, llm=NO_LLM), cfg, ("method", "int 5")),
         ("ask-llm-int", lambda i: ask(Q, i, llm=5), cfg, ("llm", "int 5")),
+        ("ask-none-ctx", lambda i: ask(Q, i, llm="none", llm_ctx=512), cfg, ("llm_ctx", "none")),
         (
             "ask-options-str",
             lambda i: ask(Q, i, options="abc", llm=NO_LLM),

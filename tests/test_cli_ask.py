@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import run
+from cli_helpers import assert_one_line_error, run
 from rich_docs import write_folder
 
 pytestmark = pytest.mark.integration
@@ -101,3 +101,38 @@ def test_a_ranking_is_by_score_and_a_context_says_it_is_one(sample_index_dir: Pa
     assert head.startswith("context of tagger: ") and "in the order the LLM reads them" in head
     assert " sentence" in head and "chunk" not in head  # a sentence is called a sentence
     assert not any(line.lstrip().startswith("1.") for line in p.stdout.splitlines())
+
+
+def test_the_answer_span_beside_the_answer_and_alone(sample_index_dir: Path) -> None:
+    """``ask`` prints the tagger's answer span under the LLM's answer (``span`` in ``--json``);
+    ``--llm none`` answers with the span alone, and a method without spans says it has none."""
+    q = "In which year did Champollion announce the decipherment of hieroglyphs?"
+    base = ["ask", q, "--index", str(sample_index_dir), "--k", "3"]
+    p = run(*base, "--max-tokens", "12")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith('span: "'))
+    assert at < lines.index("") and "the tagger's answer)" in lines[at]  # under the answer
+    p = run(*base, "--llm", "none", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    span = out["span"]
+    assert out["answer"] == span["text"] and span["in_context"] is True
+    assert out["tokens"]["prompt"] == 0 and out["trace"]["llm"] is None
+    unit = next(c for c in out["context"] if c["chunk_id"] == span["chunk_id"])
+    assert unit["start"] <= span["start"] < span["end"] <= unit["end"]
+    assert unit["text"][span["start"] - unit["start"] : span["end"] - unit["start"]] == span["text"]
+    p = run(*base, "--llm", "none")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(span["text"] + "\n")
+    line = next(line for line in p.stdout.splitlines() if line.startswith('span: "'))
+    assert "no LLM asked" in line
+    assert line.endswith(f"[{span['chunk_id']}], chars {span['start']}-{span['end']}")
+    assert "tokens: none (no LLM asked)" in p.stdout
+    p = run(*base, "--llm", "none", "--method", "naive")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("(no answer span: the method gives none") and "context (naive)" in (
+        p.stdout
+    )
+    p = run(*base, "--llm", "none", "--compare", "naive")
+    assert_one_line_error(p, 2, "--compare compares LLM answers")

@@ -87,7 +87,9 @@ def ask(
     ``max_tokens`` caps the answer and ``llm_ctx`` sets the LLM's context window (as the
     CLI's ``--max-tokens`` and ``--llm-ctx``). ``price_in_per_m`` and ``price_out_per_m``
     (dollars per 1M tokens) price ``Answer.cost``; not given, a local model's answer costs 0
-    and a remote one's is priced at SAGE's example prices (:mod:`ragsieve.llm.cost`)."""
+    and a remote one's is priced at SAGE's example prices (:mod:`ragsieve.llm.cost`).
+    ``llm="none"`` (or None) asks no LLM: the answer is the tagger's answer span
+    (``Answer.span``; ``""`` and no span when the method gives none)."""
     from ragsieve.llm import get_llm
 
     # Every argument is checked before the index opens or a model loads.
@@ -96,11 +98,14 @@ def ask(
         check_name(
             "method", method, expected="a method spec such as 'tagger' or 'full[unit=passage]'"
         )
-    if not isinstance(llm, str) and not callable(getattr(llm, "generate", None)):
+    no_llm = llm is None or (isinstance(llm, str) and llm.strip().lower() == "none")
+    if not no_llm and not isinstance(llm, str) and not callable(getattr(llm, "generate", None)):
         raise ConfigError(
-            f"llm must be an LLM spec string such as 'local' or an LLM object with a generate "
-            f"method, got {describe(llm)}"
+            "llm must be an LLM spec string such as 'local' (or 'none'), or an LLM object with "
+            f"a generate method, got {describe(llm)}"
         )
+    if no_llm and llm_ctx is not None:
+        raise ConfigError("llm_ctx sets an LLM's context window: there is none with llm='none'")
     if isinstance(llm, str):
         check_name("llm", llm, expected="an LLM spec such as 'local' or 'openai:MODEL@URL'")
     if options is not None:
@@ -113,7 +118,9 @@ def ask(
     check_run(run)
     idx = _as_index(index)
     m = build_method(method, idx, **run)
-    if isinstance(llm, str):
+    if no_llm:
+        model = None
+    elif isinstance(llm, str):
         model = get_llm(llm, **({} if llm_ctx is None else {"n_ctx": llm_ctx}))
     else:
         if llm_ctx is not None:

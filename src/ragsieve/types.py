@@ -104,6 +104,29 @@ class Generation:
 
 
 @dataclass(frozen=True)
+class SourceSpan:
+    """An extractive answer span (the tagger's span head, issue 44 item 6), located in its
+    source: ``text == document.text[start:end]`` of document ``doc_id`` (character offsets, as a
+    chunk's), inside the sentence unit ``chunk_id``; ``score`` is the span head's probability."""
+
+    text: str
+    score: float
+    doc_id: str
+    chunk_id: str
+    start: int
+    end: int
+    title: str = ""
+
+    def to_json(self, context: Context | None = None) -> dict[str, Any]:
+        """The ``span`` of ``ask --json`` and ``POST /ask``; ``in_context``: whether its unit is
+        in ``context`` (the one the LLM read; a budget can leave a kept sentence out)."""
+        out: dict[str, Any] = asdict(self)
+        if context is not None:
+            out["in_context"] = any(s.chunk.id == self.chunk_id for s in context.chunks)
+        return out
+
+
+@dataclass(frozen=True)
 class Answer:
     """The result of one ``ask``: answer text, the context used, token counts, cost and a trace.
 
@@ -119,6 +142,8 @@ class Answer:
     timings: dict[str, float]
     trace: dict[str, Any]
     method: str = "naive"
+    #: The tagger's answer span (None: the method gives none); with no LLM it is the answer.
+    span: SourceSpan | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The JSON shape documented for ``ragsieve ask --json`` and ``POST /ask``."""
@@ -146,6 +171,7 @@ class Answer:
             "cost": self.cost,
             "timings": self.timings,
             "trace": self.trace,
+            "span": self.span.to_json(self.context) if self.span is not None else None,
         }
 
 

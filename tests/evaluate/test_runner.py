@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from ragsieve.errors import ConfigError
-from ragsieve.evaluate.runner import EvalConfig, parse_methods, run_eval, select_dataset
+from ragsieve.evaluate.runner import (
+    EvalConfig,
+    markdown_table,
+    parse_methods,
+    run_eval,
+    select_dataset,
+)
 
 DOCS = [
     {
@@ -159,3 +165,38 @@ def test_eval_cli_bad_input_is_one_line(tmp_path: Path) -> None:
         assert p.returncode == 2, (args, p.stderr)
         lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
         assert len(lines) == 1 and lines[0].startswith("error:") and fragment in lines[0], lines
+
+
+@pytest.mark.integration
+def test_the_answer_span_is_scored_as_an_answer(tmp_path: Path) -> None:
+    """A method that gives spans (the tagger) has every question's span scored as an answer
+    with no LLM (``span_em``, ``span_f1``, a missing span a wrong answer); a method without
+    spans has no such column; ``--llm none`` is ``--no-llm``."""
+    from ragsieve.metrics.answer import f1
+
+    data, corpus = _write(tmp_path)
+    ds = select_dataset(None, data, corpus, None, False)
+    cfg = EvalConfig(
+        methods=parse_methods("naive[k=2],tagger[k=2]"),
+        llm="none",
+        cache_dir=tmp_path / "c",
+        chunk_tokens=16,
+    )
+    assert cfg.no_llm
+    res = run_eval(ds, cfg)
+    assert res["llm"] is None
+    rows = {(r["method"], r["id"]): r for r in res["per_question"]}
+    gold = {q["id"]: q["answers"] for q in QUESTIONS}
+    for q in QUESTIONS:
+        naive, tagger = rows[("naive[k=2]", q["id"])], rows[("tagger[k=2]", q["id"])]
+        assert "span_f1" not in naive and "f1" not in naive and "f1" not in tagger
+        span = tagger["span_prediction"]
+        assert tagger["span_f1"] == pytest.approx(f1(span, gold[q["id"]]))
+        assert tagger["span_em"] in (0.0, 1.0) and (span or tagger["span_f1"] == 0)
+    summary = res["methods"]["tagger[k=2]"]
+    assert summary["span_f1"] == pytest.approx(
+        sum(rows[("tagger[k=2]", q["id"])]["span_f1"] for q in QUESTIONS) / len(QUESTIONS)
+    )
+    assert summary["span_f1"] > 0  # three one-fact questions: the span finds an answer
+    table = markdown_table(res)
+    assert "span_em | span_f1" in table and "llm=None" in table

@@ -33,7 +33,7 @@ HTTP_TIMEOUT = 300
 
 TOKEN = "test-token-0123456789"
 SEARCH_KEYS = {"chunk_id", "doc_id", "title", "text", "score", "start", "end", "tokens", "where"}
-ASK_KEYS = {"question", "method", "answer", "context", "tokens", "cost", "timings", "trace"}
+ASK_KEYS = {"question", "method", "answer", "context", "tokens", "cost", "timings", "trace", "span"}
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +131,7 @@ def test_ask_with_the_local_llm(server: Server) -> None:
     assert r.status_code == 200, r.text
     body = r.json()
     assert set(body) == ASK_KEYS and body["method"] == "naive"
+    assert body["span"] is None  # naive has no tagger, so no answer span
     assert isinstance(body["answer"], str) and body["answer"].strip()
     assert len(body["context"]) == 2 and body["trace"]["selected"] == [
         c["chunk_id"] for c in body["context"]
@@ -187,6 +188,10 @@ def test_explain_and_ask_with_explain(server: Server, sample_index_dir: Path) ->
     assert r.status_code == 200, r.text
     ans = r.json()
     assert set(ans) == ASK_KEYS | {"explain"}
+    # The tagger's answer span, beside the LLM's answer, inside a unit of the context.
+    span = ans["span"]
+    unit = next(c for c in ans["context"] if c["chunk_id"] == span["chunk_id"])
+    assert span["in_context"] and unit["start"] <= span["start"] < span["end"] <= unit["end"]
     assert ans["explain"]["selected"] == [c["chunk_id"] for c in ans["context"]]
     assert ans["explain"]["selected"] == rep["selected"]  # deterministic retrieval
     assert "generate" in ans["explain"]["seconds"] and ans["explain"]["documents"]
@@ -274,6 +279,10 @@ def test_openapi_docs(server: Server) -> None:
     schemas = spec["components"]["schemas"]
     assert "explain" in schemas["AskRequest"]["properties"]
     assert "documents" in schemas["ExplainResponse"]["properties"]
+    assert "span" in schemas["AskResponse"]["properties"]
+    assert {"text", "doc_id", "start", "end", "in_context"} <= set(
+        schemas["AnswerSpan"]["properties"]
+    )
     assert (
         httpx.get(server.url + "/docs", timeout=HTTP_TIMEOUT).status_code == 200
     )  # offline: tests/serve/test_limits.py

@@ -1,5 +1,5 @@
 """``ragsieve eval``: methods on a benchmark, with context, ranked-list, answer and cost
-metrics."""
+metrics (and, for a method that locates an answer span, the span scored as an answer)."""
 
 from __future__ import annotations
 
@@ -47,9 +47,14 @@ def eval_cmd(
         bool, typer.Option("--pool", help="All per-question documents as one open corpus.")
     ] = False,
     no_llm: Annotated[
-        bool, typer.Option("--no-llm", help="Context metrics only (no answers).")
+        bool,
+        typer.Option(
+            "--no-llm",
+            help="No LLM answers: context metrics, and the answer span of a method that gives "
+            "one scored as its answer (span_em, span_f1).",
+        ),
     ] = False,
-    llm: Annotated[str, typer.Option(help="LLM spec (see ask).")] = "local",
+    llm: Annotated[str, typer.Option(help="LLM spec (see ask); none: as --no-llm.")] = "local",
     llm_ctx: common.LLMCtxOpt = None,
     llm_timeout: common.LLMTimeoutOpt = None,
     llm_retries: common.LLMRetriesOpt = None,

@@ -146,7 +146,11 @@ def ask(
     retriever: MethodRetrieverOpt = None,
     reranker: Annotated[str | None, typer.Option(help="Rerank before selection.")] = None,
     llm: Annotated[
-        str, typer.Option(help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b.")
+        str,
+        typer.Option(
+            help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b | none (no LLM: the "
+            "tagger's answer span alone)."
+        ),
     ] = "local",
     max_tokens: Annotated[
         int, typer.Option(min=1, max=8192, help="Answer length cap.")
@@ -166,17 +170,20 @@ def ask(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Answer QUESTION from the index with an LLM; prints the answer, its context and tokens."""
+    """Answer QUESTION from the index with an LLM; prints the answer, the tagger's answer span
+    where the method gives one, the context and tokens (--llm none: the span alone)."""
     from ragsieve.index import Index
     from ragsieve.llm import get_llm
     from ragsieve.methods import build_method, check_spec, parse_spec
 
     run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
+    if compare is not None and no_llm(llm):
+        raise InputError("--compare compares LLM answers: drop --llm none, or run ask twice")
     spec = check_spec(method_spec(method, config), **run)
     other = check_spec(parse_spec(compare), **run) if compare is not None else None
     idx = Index.open(index_dir)
     m = build_method(spec, idx, **run)
-    model = get_llm(llm, **llm_options(llm_timeout, llm_retries, llm_ctx))
+    model = None if no_llm(llm) else get_llm(llm, **llm_options(llm_timeout, llm_retries, llm_ctx))
     prog, cb = progress(quiet=True)  # a method stage or LLM call that runs 10 s or more
     m.progress = cb
     if other is not None:
@@ -207,23 +214,63 @@ def ask(
             item["where"] = where.get(item["chunk_id"], "")
         print_json(out)
         return
-    typer.echo(answer.text or "(empty answer)")
+    names = _names(idx, answer.context.chunks)
+    if model is None:
+        typer.echo(answer.text if answer.span is not None else f"(no answer span: {NO_SPAN})")
+    else:
+        typer.echo(answer.text or "(empty answer)")
+    if answer.span is not None:
+        what = "the answer, no LLM asked" if model is None else "the tagger's answer"
+        typer.echo(_span_line(answer, idx, where, names, what))
     typer.echo("")
+    reader = "the LLM read them" if model is not None else "an LLM would read them"
     typer.echo(
         f"context ({answer.method}): {_units(answer.context.chunks)}, "
-        f"{answer.context.n_tokens} tokens, in the order the LLM read them"
+        f"{answer.context.n_tokens} tokens, in the order {reader}"
     )
-    names = _names(idx, answer.context.chunks)
     for s in answer.context.chunks:
         typer.echo(
             f"  [{s.chunk.id}] {s.score:.3f} {_where(s.chunk, where, names)}: "
             f"{_snippet(s.chunk.text, 100)}"
         )
+    if model is None:
+        typer.echo(f"tokens: none (no LLM asked); time {sum(answer.timings.values()):.2f}s")
+        return
     u = answer.usage
     calls = answer.trace.get("llm", {}).get("calls", 1)
     typer.echo(
         f"tokens: prompt {u.prompt_tokens}, completion {u.completion_tokens} "
         f"({calls} LLM call{'s' if calls > 1 else ''}); time {sum(answer.timings.values()):.2f}s"
+    )
+
+
+#: Why ``--llm none`` has no answer to print.
+NO_SPAN = "the method gives none (a span needs the tagger, with a model that has a span head)"
+
+
+def no_llm(spec: str) -> bool:
+    """``--llm none``: answer without an LLM (the answer span alone)."""
+    return spec.strip().lower() == "none"
+
+
+def _span_line(
+    answer: Any, idx: Any, where: dict[str, str], names: dict[str, str], what: str
+) -> str:
+    """``span: "1822" (0.93, the tagger's answer) in Champollion [doc#s4], chars 120-124``:
+    the answer span beside the answer, with where it sits; a span outside the context the LLM
+    read says so."""
+    span = answer.span
+    located = next((s for s in answer.context.chunks if s.chunk.id == span.chunk_id), None)
+    if located is not None:
+        at = _where(located.chunk, where, names)
+    else:
+        from ragsieve.titles import names_in_index
+
+        name = names_in_index(idx, [(span.doc_id, span.title)]).get(span.doc_id)
+        at = f"{name or span.title or span.doc_id}; outside the context the LLM read"
+    return (
+        f'span: "{span.text}" ({span.score:.2f}, {what}) in {at} [{span.chunk_id}], '
+        f"chars {span.start}-{span.end}"
     )
 
 

@@ -12,6 +12,10 @@ One process, one index, every method on the same questions:
    are computed on exactly what would be sent to the LLM.
 3. Unless ``no_llm``, the LLM answers from that context and answer metrics, tokens, cost (SAGE
    Eq. 1) and cost-efficiency (Eq. 2) are added.
+4. A method that locates an answer span (the tagger with a span head,
+   :meth:`~ragsieve.methods.base.Method.gives_spans`) has its span scored as an answer,
+   with or without an LLM: ``span_em`` and ``span_f1`` (a question without a span counts as a
+   wrong answer), beside the LLM's ``em`` and ``f1``.
 
 Outputs: ``results.json``, ``per_question.jsonl``, ``table.md`` (also printed) and
 ``quality_vs_tokens.png``.
@@ -62,6 +66,8 @@ TABLE_COLUMNS = [
     "accuracy",
     "em",
     "f1",
+    "span_em",
+    "span_f1",
     "rouge_l",
     "bleu_1",
     "prompt_tokens",
@@ -95,6 +101,10 @@ class EvalConfig:
     cache_dir: Path | None = None
     #: Extra IndexConfig fields of the evaluation index (``pareto_context="exact"``, ...).
     index_options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.llm.strip().lower() == "none":  # ``--llm none`` is ``--no-llm``
+            self.no_llm = True
 
 
 def default_cache_dir() -> Path:
@@ -185,6 +195,7 @@ def run_eval(
     batch = 32
     for spec in cfg.methods:
         method = build_method(spec, index, **_run_options(cfg))
+        spans = method.gives_spans()
         per_q: list[dict[str, Any]] = []
         timings: list[dict[str, float]] = []
         t_method = time.perf_counter()
@@ -232,6 +243,8 @@ def run_eval(
                     t = dict(ans.timings)
                     if "feedback" in ans.trace:
                         row["feedback_rounds"] = len(ans.trace["feedback"]["rounds"])
+                if spans:
+                    row.update(span_metrics(r.span.text if r.span is not None else "", q))
                 row["selected"] = [s.chunk.id for s in context.chunks]
                 row["timings"] = t
                 timings.append(t)
@@ -262,6 +275,16 @@ def run_eval(
         "methods": summary,
         "per_question": rows,
     }
+
+
+def span_metrics(span: str, q: EvalQuestion) -> dict[str, Any]:
+    """The answer span scored as an answer: ``span_em`` and ``span_f1`` (None without gold
+    answers; nothing for a multiple-choice question, which a span does not answer), and the
+    span itself as ``span_prediction`` (``""``: no span)."""
+    m = answer_metrics(span, q)
+    if "f1" not in m:
+        return {}
+    return {"span_prediction": span, "span_em": m["em"], "span_f1": m["f1"]}
 
 
 def _quality(agg: dict[str, Any]) -> tuple[str, float] | None:

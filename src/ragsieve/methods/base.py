@@ -14,7 +14,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ragsieve.defaults import DEFAULT_MAX_TOKENS
@@ -30,7 +30,7 @@ from ragsieve.rerank.base import Reranker, rerank
 from ragsieve.retrieve.base import DocFilter, Retriever
 from ragsieve.select.base import Selection, Selector, make_context
 from ragsieve.text import count_tokens
-from ragsieve.types import Answer, Context, Scored
+from ragsieve.types import Answer, Context, Scored, SourceSpan, Usage
 
 if TYPE_CHECKING:
     from ragsieve.index import Index
@@ -70,6 +70,8 @@ class Retrieval:
     candidates: list[Scored]
     trace: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    #: The tagger's answer span in the source (None: the method gives none).
+    span: SourceSpan | None = None
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ def capped(r: Retrieval, budget: int | None) -> Retrieval:
         "context_tokens": ctx.n_tokens,
         "budget_cap": {"budget": budget, "dropped": dropped},
     }
-    return Retrieval(r.question, ctx, r.candidates, trace, r.timings)
+    return Retrieval(r.question, ctx, r.candidates, trace, r.timings, r.span)
 
 
 class Method:
@@ -185,6 +187,11 @@ class Method:
     def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
         raise NotImplementedError
 
+    def gives_spans(self) -> bool:
+        """Whether :meth:`retrieve` locates an answer span (the tagger with a span head): the
+        evaluation then scores the span of every question, a missing one as a wrong answer."""
+        return False
+
     def config_dict(self) -> dict[str, Any]:
         cfg = getattr(self, "config", None)
         return asdict(cfg) if cfg is not None else {}
@@ -192,7 +199,7 @@ class Method:
     def ask(
         self,
         question: str,
-        llm: LLM,
+        llm: LLM | None,
         *,
         options: list[str] | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -200,7 +207,8 @@ class Method:
         price_out_per_m: float | None = None,
         total_budget: int | None = None,
     ) -> Answer:
-        """Retrieve, then answer with ``llm``; the answer carries the full trace."""
+        """Retrieve, then answer with ``llm`` (None: with the answer span alone, see
+        :meth:`answer`); the answer carries the full trace."""
         r = self.retrieve([question])[0]
         return self.answer(
             r,
@@ -215,7 +223,7 @@ class Method:
     def answer(
         self,
         r: Retrieval,
-        llm: LLM,
+        llm: LLM | None,
         *,
         label: str | None = None,
         options: list[str] | None = None,
@@ -238,12 +246,17 @@ class Method:
         before a call that would not fit. The LLM's own context window (``n_ctx``, when the
         backend knows it) bounds every call the same way: the context is trimmed, lowest score
         first, until prompt and answer fit (``trace["window_cap"]``), whatever ``--budget``.
+        The answer carries the retrieval's answer span (``Answer.span``); with ``llm`` None
+        (``--llm none``) no LLM is called and the span's text is the answer (``""`` and no span
+        when the method gives none): :func:`span_answer`.
         """
         if total_budget is not None and (
             not isinstance(total_budget, int) or isinstance(total_budget, bool) or total_budget < 1
         ):
             raise ConfigError(f"total budget must be a positive number of tokens: {total_budget!r}")
         name = label or self.name
+        if llm is None:
+            return span_answer(name, r, self.config_dict())
         # Prices not given: 0 for a local model, SAGE's example prices for a remote one.
         price_in_per_m, price_out_per_m = answer_prices(llm, price_in_per_m, price_out_per_m)
         gen_kw: dict[str, Any] = {
@@ -257,7 +270,8 @@ class Method:
         }
         first = generate_answer(name, r, llm, **gen_kw)
         loop = self.feedback_for(llm)
-        return loop.run(name, r, first, llm, gen_kw) if loop is not None else first
+        final = loop.run(name, r, first, llm, gen_kw) if loop is not None else first
+        return replace(final, span=r.span) if r.span is not None else final
 
     def feedback_for(self, llm: LLM) -> Any:
         """The feedback stage that judges answers of ``llm`` (None: answer once)."""
@@ -330,6 +344,29 @@ def generate_answer(
         timings=timings,
         trace=trace,
         method=method,
+    )
+
+
+def span_answer(method: str, r: Retrieval, config: dict[str, Any] | None = None) -> Answer:
+    """The answer without an LLM: the retrieval's answer span (its text; ``""`` when the
+    method gives none), the context it was found in, no tokens and no cost. The trace says
+    which: ``answer`` is ``"span"`` or ``"none"``, and ``llm`` is null."""
+    trace = {
+        **r.trace,
+        "config": config or {},
+        "llm": None,
+        "answer": "span" if r.span is not None else "none",
+    }
+    return Answer(
+        question=r.question,
+        text=r.span.text if r.span is not None else "",
+        context=r.context,
+        usage=Usage(),
+        cost=0.0,
+        timings=dict(r.timings),
+        trace=trace,
+        method=method,
+        span=r.span,
     )
 
 

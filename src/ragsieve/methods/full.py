@@ -61,7 +61,7 @@ from ragsieve.methods.base import (
 from ragsieve.methods.feedback import SelfFeedback
 from ragsieve.methods.pareto import check_source
 from ragsieve.methods.sage import SageOptions, sage_cut
-from ragsieve.methods.tagger import TaggerCut, get_tagger, tag_and_select
+from ragsieve.methods.tagger import TaggerCut, get_tagger, tag_and_select, tagger_has_span
 from ragsieve.rerank import get_reranker
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever
@@ -253,6 +253,9 @@ class FullMethod(Method):
         self.feedback = (
             SelfFeedback(c, self.selector_for) if c.feedback and c.max_rounds >= 1 else None
         )
+
+    def gives_spans(self) -> bool:
+        return self.tagger is not None and tagger_has_span(self.tagger)
 
     def selector_for(self, min_k: int, max_k: int | None = None) -> Selector:
         """SAGE's cut for ``min_k`` over sentences (or passages), grouped per document; with
@@ -559,7 +562,7 @@ class FullMethod(Method):
             "candidates": scored_trace(cands),
             **selection_trace(sel),
         }
-        return Retrieval(q, sel.context, cands, trace, t)
+        return Retrieval(q, sel.context, cands, trace, t, sel.span)
 
     def _bridge(self, q: str, scored: list[Scored]) -> list[Scored]:
         """Second hop: re-score the candidates against ``q`` + the best sentence; sentences of

@@ -10,7 +10,7 @@ kept. ``unit=passage`` hands the LLM every passage with at least one kept senten
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragsieve.errors import ConfigError
@@ -29,7 +29,7 @@ from ragsieve.select.base import Selection, make_context
 from ragsieve.tag.model import OnnxTagger
 from ragsieve.tag.prune import Pruned, check_stack, check_threshold, prune
 from ragsieve.text import count_tokens, split_sentences
-from ragsieve.types import Chunk, Scored
+from ragsieve.types import Chunk, Scored, SourceSpan
 
 if TYPE_CHECKING:
     from ragsieve.index import Index
@@ -115,17 +115,45 @@ def chunk_sentences(chunk: Chunk) -> list[Chunk]:
     return out
 
 
+@dataclass(frozen=True)
+class TaggedSelection(Selection):
+    """The tagger's selection, with its answer span located in the source (None: the tagger
+    model has no span head, or no kept sentence holds a span)."""
+
+    span: SourceSpan | None = field(default=None)
+
+
+def source_span(pruned: Pruned, units: list[list[Chunk]]) -> SourceSpan | None:
+    """The pruner's answer span (indices into the passages it read: ``units``) as a
+    :class:`~ragsieve.types.SourceSpan`: document offsets are the sentence chunk's start plus
+    the span's offsets in that sentence's text (the text the tagger read)."""
+    span = getattr(pruned, "span", None)
+    if span is None:
+        return None
+    c = units[span.passage][span.sentence]
+    return SourceSpan(
+        text=span.text,
+        score=float(span.score),
+        doc_id=c.doc_id,
+        chunk_id=c.id,
+        start=c.start + span.start,
+        end=c.start + span.end,
+        title=c.title,
+    )
+
+
 def tagged_selection(
     pruned: Pruned,
     units: list[list[Chunk]],
     budget: int | None,
     unit: str = "sentence",
-) -> tuple[Selection, list[Scored]]:
+) -> tuple[TaggedSelection, list[Scored]]:
     """The context from a :class:`Pruned` over ``units`` (each passage's sentence chunks):
     kept sentences (or, ``unit=passage``, their whole passages) in the pruner's order, the
     most probable first when the budget cannot hold them all (a passage that does not fit
     leaves its kept sentences to stand alone); and every sentence as a scored candidate
-    (score = keep probability) for the trace and ``explain``."""
+    (score = keep probability) for the trace and ``explain``. The selection carries the
+    pruner's answer span (:func:`source_span`)."""
     cands: list[Scored] = []
     by_key: dict[tuple[int, int], Scored] = {}
     for p, (t, sents) in enumerate(zip(pruned.tagged, units, strict=True)):
@@ -164,7 +192,8 @@ def tagged_selection(
         "groups": len(groups),
         "over_budget": len(groups) - whole,
     }
-    return Selection(make_context(context), trace), sorted(cands, key=lambda s: -s.score)
+    found = TaggedSelection(make_context(context), trace, source_span(pruned, units))
+    return found, sorted(cands, key=lambda s: -s.score)
 
 
 class TaggerCut:
@@ -251,7 +280,7 @@ def tag_and_select(
     passage_threshold: float | None = None,
     stack: bool = True,
     open_point: bool = False,
-) -> tuple[Selection, list[Scored]]:
+) -> tuple[TaggedSelection, list[Scored]]:
     """The tagger over each passage's sentence chunks (empty passages dropped), then
     :func:`tagged_selection`; the ``tag`` and ``select`` stages are timed into ``timings``."""
     stop = timed(timings, "tag")
@@ -281,7 +310,7 @@ def select_with(
     units: list[list[Chunk]],
     config: TaggerConfig,
     timings: dict[str, float],
-) -> tuple[Selection, list[Scored]]:
+) -> tuple[TaggedSelection, list[Scored]]:
     """:func:`tag_and_select` with every setting of a :class:`TaggerConfig`: the ``tagger``
     method and the pool selector's direct path read the same options through this one call."""
     c = config
@@ -312,6 +341,9 @@ class TaggerMethod(Method):
         self.retriever = get_retriever(self.config.retriever, index)
         self.tagger = get_tagger(self.config.model)
 
+    def gives_spans(self) -> bool:
+        return tagger_has_span(self.tagger)
+
     def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
         c = self.config
         hits, per_q = first_stage(self.retriever, questions, c.k, doc_ids)
@@ -327,8 +359,13 @@ class TaggerMethod(Method):
                 "candidates": scored_trace(cands),
                 **selection_trace(sel),
             }
-            out.append(Retrieval(q, sel.context, cands, trace, t))
+            out.append(Retrieval(q, sel.context, cands, trace, t, sel.span))
         return out
+
+
+def tagger_has_span(tagger: OnnxTagger) -> bool:
+    """Whether ``tagger``'s model folder has the span head (older folders: no)."""
+    return bool(getattr(tagger, "has_span", False))
 
 
 TAGGER = MethodDef(

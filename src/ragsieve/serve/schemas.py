@@ -181,6 +181,22 @@ class ExplainResponse(BaseModel):
     documents: list[EvidenceDocument]
 
 
+class AnswerSpan(BaseModel):
+    """The tagger's answer span, located: ``text`` is characters ``start``-``end`` of document
+    ``doc_id`` (offsets as a context chunk's), inside the sentence unit ``chunk_id``."""
+
+    text: str
+    #: The span head's probability (start times end), in (0, 1]; higher is surer.
+    score: float
+    doc_id: str
+    chunk_id: str
+    start: int
+    end: int
+    title: str
+    #: Whether its unit is in ``context`` (a budget can leave a kept sentence out).
+    in_context: bool
+
+
 class AskResponse(BaseModel):
     question: str
     method: str
@@ -190,6 +206,12 @@ class AskResponse(BaseModel):
     cost: float
     timings: dict[str, float]
     trace: dict[str, Any]
+    span: AnswerSpan | None = Field(
+        None,
+        description="The tagger's extractive answer inside a sentence it kept, with its "
+        "location (null: the method gives none: no tagger, or a model without a span head). "
+        "Shown beside the LLM's answer; a server run with no LLM answers with it alone.",
+    )
     #: Only when the request set ``explain``.
     explain: ExplainResponse | None = None
 
