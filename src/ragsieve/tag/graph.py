@@ -144,11 +144,8 @@ def add_span_head(model: Path, out: Path, layers: list[tuple[np.ndarray, np.ndar
     m = onnx.load(str(model))
     g = m.graph
     hidden = hidden_tensor(g)
-    keep_out = [o for o in g.output if o.name != SPAN_OUTPUT]
-    nodes = [n for n in g.node if not n.name.startswith(SPAN_PREFIX)]
-    nodes = live_nodes(nodes, {o.name for o in keep_out})
-    used = {i for n in nodes for i in n.input}
-    inits = [i for i in g.initializer if i.name in used]
+    _drop_span(g)
+    nodes, inits = list(g.node), list(g.initializer)
     x = hidden
     for k, (w, b) in enumerate(layers):
         last = k == len(layers) - 1
@@ -168,9 +165,39 @@ def add_span_head(model: Path, out: Path, layers: list[tuple[np.ndarray, np.ndar
     g.node.extend(nodes)
     del g.initializer[:]
     g.initializer.extend(inits)
+    g.output.append(helper.make_tensor_value_info(SPAN_OUTPUT, onnx.TensorProto.FLOAT, None))
+    _save(m, out)
+
+
+def drop_span_head(model: Path, out: Path) -> None:
+    """Write ``model`` to ``out`` without its span head (a folder as it was before one was
+    fitted); every other output is bit-identical."""
+    import onnx
+
+    m = onnx.load(str(model))
+    _drop_span(m.graph)
+    _save(m, out)
+
+
+def _drop_span(g: Any) -> None:
+    """Remove the ``span_logits`` output and the nodes and weights that only it used."""
+    keep_out = [o for o in g.output if o.name != SPAN_OUTPUT]
+    nodes = [n for n in g.node if not n.name.startswith(SPAN_PREFIX)]
+    nodes = live_nodes(nodes, {o.name for o in keep_out})
+    used = {i for n in nodes for i in n.input}
+    inits = [i for i in g.initializer if i.name in used]
+    del g.node[:]
+    g.node.extend(nodes)
+    del g.initializer[:]
+    g.initializer.extend(inits)
     del g.output[:]
     g.output.extend(keep_out)
-    g.output.append(helper.make_tensor_value_info(SPAN_OUTPUT, onnx.TensorProto.FLOAT, None))
+
+
+def _save(m: Any, out: Path) -> None:
+    """Write ``m`` beside ``out`` and move it in (a failed write leaves ``out`` as it was)."""
+    import onnx
+
     tmp = out.with_name(out.name + ".tmp")
     onnx.save(m, str(tmp))
     tmp.replace(out)

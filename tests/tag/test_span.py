@@ -1,0 +1,129 @@
+"""The answer span at run time (issue 44, item 6): each sentence's best span obeys the contract
+(inside the sentence, start <= end, at most MAX_SPAN_PIECES pieces, the best such pair), prune
+returns the best span of a kept sentence with character offsets that give its text, and a folder
+without a span head reads exactly as before, with no span."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tagger_helpers import PASSAGES, QUESTION
+
+from ragsieve.tag.graph import add_span_head, drop_span_head, has_span_output
+from ragsieve.tag.model import OnnxTagger, shipped_model_dir
+from ragsieve.tag.prune import prune
+from ragsieve.tag.span import (
+    MAX_SPAN_PIECES,
+    AnswerSpan,
+    SpanTagged,
+    best_spans,
+    char_span,
+    find_answer,
+    piece_offsets,
+    piece_span,
+)
+
+
+def _folder(root: Path, name: str) -> Path:
+    out = root / name
+    shutil.copytree(shipped_model_dir(), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A copy of the shipped folder with a seeded linear span head, and one with none."""
+    root = tmp_path_factory.mktemp("span")
+    head, plain = _folder(root, "head"), _folder(root, "plain")
+    rng = np.random.default_rng(7)
+    add_span_head(head / "model.onnx", head / "model.onnx", [(rng.normal(size=(384, 2)), [0, 0])])
+    drop_span_head(plain / "model.onnx", plain / "model.onnx")
+    assert has_span_output(head / "model.onnx") and not has_span_output(plain / "model.onnx")
+    return head, plain
+
+
+def _brute(logits: np.ndarray, sent: np.ndarray, s: int, cap: int) -> tuple[int, int, float]:
+    body = sent >= 0
+    ls = logits[body, 0] - np.log(np.exp(logits[body, 0]).sum())
+    le = logits[body, 1] - np.log(np.exp(logits[body, 1]).sum())
+    at = np.flatnonzero(sent[body] == s)
+    best = max((ls[i] + le[j], i - at[0], j - at[0]) for i in at for j in at if i <= j < i + cap)
+    return int(best[1]), int(best[2]), float(np.exp(best[0]))
+
+
+def test_each_sentence_gets_its_best_valid_span() -> None:
+    rng = np.random.default_rng(3)
+    # [CLS] q q [SEP] title | sentence 0 (5 pieces) | sentence 1 (40) | [SEP] pad
+    sent = np.array([-1] * 5 + [0] * 5 + [1] * 40 + [-1] * 3)
+    for cap in (MAX_SPAN_PIECES, 3):
+        logits = rng.normal(size=(len(sent), 2)) * 3
+        logits[sent < 0] = 50.0  # the question, title and padding are never an answer
+        got = best_spans(logits, sent, cap)
+        assert set(got) == {0, 1}
+        for s, sp in got.items():
+            first, last, score = _brute(logits, sent, s, cap)
+            assert (sp.first, sp.last) == (first, last)
+            assert sp.score == pytest.approx(score)
+            assert 0 <= sp.first <= sp.last < sp.first + cap and 0 < sp.score <= 1
+    assert best_spans(np.zeros((4, 2)), np.array([-1, -1, -1, -1])) == {}
+
+
+def test_characters_and_word_pieces_map_both_ways() -> None:
+    from ragsieve.tag.encode import load_tokenizer
+
+    tok = load_tokenizer(shipped_model_dir() / "tokenizer.json")
+    sentence = "  Shirley Temple Black was an American actress, singer, dancer and diplomat."
+    at = find_answer(sentence, "american ACTRESS")
+    assert at is not None and sentence[at[0] : at[1]] == "American actress"
+    pieces = piece_span(tok, sentence, *at)
+    assert pieces is not None
+    assert char_span(tok, sentence, *pieces) == at
+    n = len(piece_offsets(tok, sentence))
+    a, b = char_span(tok, sentence, 0, n - 1)
+    assert sentence[a:b] == sentence.strip()
+    assert find_answer(sentence, "Paris") is None and find_answer(sentence, " ") is None
+
+
+def test_the_tagger_reads_a_span_per_sentence_with_words(folders: tuple[Path, Path]) -> None:
+    head, plain = folders
+    passages = [*PASSAGES, ("Notes", ["## Career", "She was born in 1928.", "12", "| |"])]
+    from ragsieve.tag.encode import load_tokenizer
+    from ragsieve.tag.model import is_heading
+    from ragsieve.text import has_words
+
+    tok = load_tokenizer(head / "tokenizer.json")
+    with_span, without = OnnxTagger(head), OnnxTagger(plain)
+    assert with_span.has_span and not without.has_span
+    a, b = with_span.tag(QUESTION, passages), without.tag(QUESTION, passages)
+    for (_, sents), x, y in zip(passages, a, b, strict=True):
+        assert isinstance(x, SpanTagged) and not isinstance(y, SpanTagged)
+        assert np.array_equal(x.probs, y.probs) and x.relevance == y.relevance
+        assert len(x.spans) == len(sents)
+        for s, sp in zip(sents, x.spans, strict=True):
+            assert (sp is not None) == (has_words(s) and not is_heading(s))
+            if sp is not None:
+                n = len(piece_offsets(tok, s))
+                assert 0 <= sp.first <= sp.last < min(n, sp.first + MAX_SPAN_PIECES)
+    assert list(a[-1].probs[[0, 2, 3]]) == [0.0, 0.0, 0.0]  # heading and layout lines
+
+
+def test_prune_returns_the_best_span_of_a_kept_sentence(folders: tuple[Path, Path]) -> None:
+    head, plain = folders
+    for stack in (None, False):
+        got = prune(OnnxTagger(head), QUESTION, PASSAGES, stack=stack)
+        before = prune(OnnxTagger(plain), QUESTION, PASSAGES, stack=stack)
+        assert before.span is None
+        assert got.kept == before.kept and got.trace == before.trace  # the span changes nothing
+        span = got.span
+        assert isinstance(span, AnswerSpan)
+        assert (span.passage, span.sentence) in {(k.passage, k.sentence) for k in got.kept}
+        sentence = PASSAGES[span.passage][1][span.sentence]
+        assert span.text == sentence[span.start : span.end] and span.text.strip()
+        assert 0 < span.score <= 1
+        first = OnnxTagger(head).tag(QUESTION, PASSAGES)
+        spans = [first[k.passage].spans[k.sentence] for k in got.kept]  # type: ignore[attr-defined]
+        best = max(sp.score for sp in spans if sp is not None)
+        assert span.score >= best  # over both readings: never below the first reading's best
