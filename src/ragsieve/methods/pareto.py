@@ -8,6 +8,10 @@ top ``source_chunks`` chunks (:mod:`ragsieve.retrieve.chunk_sentences`): the sam
 the sentence index is limited to those chunks, so a sentence outside them cannot be found
 (measured in docs/full.md, "Sentences from the handed chunks"). ``source=table`` or
 ``source=chunks`` forces one.
+
+A sentence without words (a bare number, a rule, pipes, a code fence alone:
+:func:`ragsieve.text.has_words`) is layout and never selected: the ranking skips it, and the
+chunks that hand their sentences never consist of it alone (:mod:`ragsieve.retrieve.base`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from ragsieve.errors import ConfigError
 from ragsieve.index.sentences import CONTEXT_FORMS
 from ragsieve.methods.base import Method, MethodDef, Retrieval, scored_trace, selection_trace
 from ragsieve.retrieve.base import DenseRetriever, DocFilter
-from ragsieve.retrieve.chunk_sentences import SOURCES, ChunkSentences, use_table
+from ragsieve.retrieve.chunk_sentences import ChunkSentences, check_source, use_table
 from ragsieve.retrieve.pareto import ParetoRetriever, group_in_source_order
 from ragsieve.select import BudgetSelector, TopKSelector
 from ragsieve.select.base import Selection, make_context
@@ -63,14 +67,6 @@ class ParetoConfig:
         check_source(self.source, self.source_chunks)
 
 
-def check_source(source: str, source_chunks: int) -> None:
-    """The ``source`` and ``source_chunks`` options of a sentence-level method."""
-    if source not in SOURCES:
-        raise ConfigError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
-    if not isinstance(source_chunks, int) or isinstance(source_chunks, bool) or source_chunks < 1:
-        raise ConfigError(f"source_chunks must be a positive integer, got {source_chunks!r}")
-
-
 class ParetoMethod(Method):
     """ParetoRAG sentence retrieval (see the module doc)."""
 
@@ -81,12 +77,9 @@ class ParetoMethod(Method):
         super().__init__(index)
         self.config = config or ParetoConfig()
         c = self.config
-        self.table = use_table(index, c.source)
-        self.ranker = ParetoRetriever(
-            index, c.alpha, max(c.depth, 4 * c.k, (c.budget or 0) // 4), table=self.table
-        )
-        self.chunk_source = None if self.table else DenseRetriever(index)
-        self.built = None if self.table else ChunkSentences(index)
+        self.ranker = ParetoRetriever(index, c.alpha, max(c.depth, 4 * c.k, (c.budget or 0) // 4))
+        #: None: the index's sentence table; else the sentences of the dense top chunks.
+        self.built = None if use_table(index, c.source) else ChunkSentences(index)
         built = index.config.pareto_context
         if c.context is not None and c.context != built:
             raise ConfigError(
@@ -99,19 +92,20 @@ class ParetoMethod(Method):
     def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
         t0 = time.perf_counter()
         qv = self.index.embedder.embed(questions)
-        if self.chunk_source is None or self.built is None:
+        if self.built is None:
             with self.stage("rank the sentence table"):
                 ranked = self.ranker.rank(qv, doc_ids)
         else:
             n = self.config.source_chunks
             with self.stage(f"retrieve {n} chunks"):
-                hits = self.chunk_source.retrieve(questions, n, doc_ids)
+                hits = DenseRetriever(self.index).retrieve(questions, n, doc_ids)
             tables = [
                 self.built.build([s.chunk for s in h], progress=self.progress, label="pareto: ")
                 for h in hits
             ]
             ranked = self.ranker.rank_rows(qv, tables)
         per_q = (time.perf_counter() - t0) / max(1, len(questions))
+        source = "table" if self.built is None else f"top {self.config.source_chunks} chunks"
         out: list[Retrieval] = []
         for q, cands in zip(questions, ranked, strict=True):
             t: dict[str, float] = {"retrieve": per_q}
@@ -125,7 +119,7 @@ class ParetoMethod(Method):
                 "alpha": self.alpha,
                 "context_form": self.index.config.pareto_context,
                 "passage": self.index.config.sentence_options().passage,
-                "sentences": "table" if self.table else f"top {self.config.source_chunks} chunks",
+                "sentences": source,
                 "candidates": scored_trace(cands),
                 **selection_trace(sel),
             }

@@ -23,6 +23,11 @@ it (the default build) they are built at query time (:mod:`ragsieve.retrieve.chu
 from the static hits and their chunks ``radius`` positions away on either side, so that a link
 can still cross a chunk boundary; a link never reaches further (``source=table`` or ``chunks``
 forces one; measured in docs/full.md, "Sentences from the handed chunks").
+
+A sentence without words (a bare number, a rule, pipes, a code fence alone:
+:func:`ragsieve.text.has_words`) is layout: never a related sentence, never in the context (its
+stored links still count for its chunk), and no static hit consists of it alone
+(:mod:`ragsieve.retrieve.base`).
 """
 
 from __future__ import annotations
@@ -45,9 +50,15 @@ from ragsieve.methods.base import (
 from ragsieve.rerank import get_reranker
 from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter
-from ragsieve.retrieve.chunk_sentences import SOURCES, ChunkSentences, rows_by_doc, use_table
+from ragsieve.retrieve.chunk_sentences import (
+    ChunkSentences,
+    check_source,
+    rows_by_doc,
+    use_table,
+)
 from ragsieve.retrieve.pareto import group_in_source_order, row_sentence_chunk
 from ragsieve.select.base import Selection, make_context
+from ragsieve.text import has_words
 from ragsieve.types import Chunk, Scored
 
 if TYPE_CHECKING:
@@ -98,8 +109,7 @@ class SakiConfig:
             raise ConfigError(f"per_chunk must be a positive integer, got {self.per_chunk!r}")
         if self.budget is not None and (not isinstance(self.budget, int) or self.budget < 1):
             raise ConfigError(f"budget must be a positive number of tokens, got {self.budget!r}")
-        if self.source not in SOURCES:
-            raise ConfigError(f"source must be one of {', '.join(SOURCES)}, got {self.source!r}")
+        check_source(self.source)
         if not isinstance(self.radius, int) or isinstance(self.radius, bool) or self.radius < 0:
             raise ConfigError(f"radius must be an integer >= 0, got {self.radius!r}")
 
@@ -108,7 +118,8 @@ def related_sentences(
     chunk: Chunk, sentences: dict[int, dict[str, Any]], t: int
 ) -> list[tuple[int, float]]:
     """``R_c``: the chunk's sentences' stored links merged (weights summed per target), its own
-    sentences excluded, strongest first (ties: nearer first), at most ``t``."""
+    sentences and sentences without words excluded, strongest first (ties: nearer first), at
+    most ``t``."""
     own = set(range(chunk.sent_start, chunk.sent_end))
     merged: dict[int, float] = {}
     for i in own:
@@ -116,7 +127,7 @@ def related_sentences(
         if row is None:
             continue
         for j, w in zip(row["link_idx"] or [], row["link_w"] or [], strict=True):
-            if j not in own and j in sentences:
+            if j not in own and j in sentences and has_words(str(sentences[j]["text"])):
                 merged[j] = merged.get(j, 0.0) + float(w)
     mid = (chunk.sent_start + chunk.sent_end - 1) / 2
     order = sorted(merged, key=lambda j: (-merged[j], abs(j - mid), j))
@@ -151,8 +162,8 @@ class DualAxisMethod(Method):
         super().__init__(index)
         self.config = config or SakiConfig()
         c = self.config
-        self.table = use_table(index, c.source)
-        self.built = None if self.table else ChunkSentences(index)
+        #: None: the index's sentence table; else sentences built from the static hits.
+        self.built = None if use_table(index, c.source) else ChunkSentences(index)
         self.retriever = get_retriever(c.retriever, index)
         self.reranker = get_reranker(c.reranker, index.config.embedder)
         self.judge_model = (
@@ -330,8 +341,9 @@ class DualAxisMethod(Method):
         by_doc: dict[str, dict[int, dict[str, Any]]],
         members: dict[str, list[int]],
     ) -> Selection:
-        """The sentences of the top-k candidates (or of as many as fit the budget), each once,
-        grouped per document in source order; a sentence's score is its best candidate's."""
+        """The sentences with words of the top-k candidates (or of as many as fit the budget),
+        each once, grouped per document in source order; a sentence's score is its best
+        candidate's."""
         c = self.config
         chosen: dict[tuple[str, int], Scored] = {}
         used = 0
@@ -341,7 +353,11 @@ class DualAxisMethod(Method):
                 break
             sents = by_doc.get(s.chunk.doc_id, {})
             idxs = [
-                i for i in members[s.chunk.id] if i in sents and (s.chunk.doc_id, i) not in chosen
+                i
+                for i in members[s.chunk.id]
+                if i in sents
+                and (s.chunk.doc_id, i) not in chosen
+                and has_words(str(sents[i]["text"]))
             ]
             cost = sum(int(sents[i]["n_tokens"]) for i in idxs)
             if c.budget is not None and used + cost > c.budget:

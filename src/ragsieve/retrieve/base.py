@@ -4,14 +4,21 @@ Batch-first: ``retrieve(queries, k)`` returns one ranked list per query, so dens
 embeds all queries of an evaluation run in one pass. Raw scores are kept in ``Scored.scores``
 under the retriever's name; ``Scored.score`` is the retriever's own score (cosine for dense,
 BM25 for bm25, RRF for hybrid) until a reranker replaces it with a calibrated [0, 1] score.
+
+A chunk without words (:func:`ragsieve.text.has_words`: a table of bare numbers, rules, pipes, a
+code fence alone) is layout, never a candidate: dense and BM25 skip it and search deeper for
+the ``k`` they were asked for, so every method that starts from chunks (naive, sage, saki's
+static axis, the chunks whose sentences pareto and full read) never starts from junk. A chunk
+with words is returned exactly as before: the deeper search runs only where junk was found.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ragsieve.errors import ConfigError, InputError
+from ragsieve.text import has_words
 from ragsieve.types import Chunk, Scored
 
 if TYPE_CHECKING:
@@ -38,6 +45,25 @@ def _check_queries(queries: list[str], doc_ids: DocFilter = None) -> None:
         raise InputError(f"doc_ids has {len(doc_ids)} entries for {len(queries)} queries")
 
 
+Hits = list[tuple[Chunk, float]]
+
+
+def with_words(search: Callable[[int], Hits], k: int, hits: Hits | None = None) -> Hits:
+    """The top ``k`` hits of ``search(depth)`` whose chunk has words: ``search(k)`` (or
+    ``hits``, its result already at hand) alone when it holds no chunk without words, so
+    nothing changes for text; else deeper, doubling the depth until ``k`` remain or the search
+    runs dry."""
+    depth = k
+    if hits is None:
+        hits = search(depth)
+    while True:
+        kept = [h for h in hits if has_words(h[0].text)]
+        if len(kept) == len(hits) or len(kept) >= k or len(hits) < depth:
+            return kept[:k]
+        depth *= 2
+        hits = search(depth)
+
+
 @runtime_checkable
 class Retriever(Protocol):
     name: str
@@ -58,10 +84,17 @@ class DenseRetriever:
     def retrieve(self, queries: list[str], k: int, doc_ids: DocFilter = None) -> list[list[Scored]]:
         _check_queries(queries, doc_ids)
         qv = self.index.embedder.embed(queries)
-        return [
-            [Scored(c, s, {"dense": s}) for c, s in hits]
-            for hits in self.index.dense_search(qv, k, doc_ids)
-        ]
+        found = self.index.dense_search(qv, k, doc_ids)
+        out = []
+        for i, first in enumerate(found):
+
+            def search(depth: int, i: int = i) -> Hits:
+                pool = None if doc_ids is None else [doc_ids[i]]
+                return self.index.dense_search(qv[i : i + 1], depth, pool)[0]
+
+            hits = with_words(search, k, first)
+            out.append([Scored(c, s, {"dense": s}) for c, s in hits])
+        return out
 
 
 class BM25Retriever:
@@ -76,7 +109,10 @@ class BM25Retriever:
         _check_queries(queries, doc_ids)
         filters = doc_ids if doc_ids is not None else [None] * len(queries)
         return [
-            [Scored(c, s, {"bm25": s}) for c, s in self.index.bm25_search(q, k, f)]
+            [
+                Scored(c, s, {"bm25": s})
+                for c, s in with_words(lambda d, q=q, f=f: self.index.bm25_search(q, d, f), k)
+            ]
             for q, f in zip(queries, filters, strict=True)
         ]
 

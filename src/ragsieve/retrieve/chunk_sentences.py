@@ -19,6 +19,11 @@ inside those chunks, and a link reaches only sentences inside them: links are co
 run of consecutive handed sentences, so they never cross a gap between two handed chunks. The
 rows have the columns of :meth:`~ragsieve.index.Index.sentence_rows` with the ``vector`` and
 ``context`` vectors (and empty links when not asked for), so the methods read them unchanged.
+
+A sentence without words (:func:`ragsieve.text.has_words`) gets its row too, as in the table: it
+is part of its passage's context vector, of a link run and of what the tagger reads, so that
+every sentence with words has the vectors and links the table gives it. It is never a
+candidate: the Pareto ranking (:mod:`ragsieve.retrieve.pareto`) and the methods skip it.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from ragsieve.errors import ConfigError
 from ragsieve.index.sentences import (
     SENTENCE_COLUMNS,
     context_vectors,
@@ -52,6 +58,16 @@ SOURCES = ("auto", "table", "chunks")
 DOC_CACHE = 64
 
 Progress = Callable[[str, int, int], None]
+
+
+def check_source(source: str, source_chunks: int | None = None) -> None:
+    """A sentence-level method's ``source`` option and, where it has one, ``source_chunks``."""
+    if source not in SOURCES:
+        raise ConfigError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
+    if source_chunks is not None and (
+        not isinstance(source_chunks, int) or isinstance(source_chunks, bool) or source_chunks < 1
+    ):
+        raise ConfigError(f"source_chunks must be a positive integer, got {source_chunks!r}")
 
 
 def use_table(index: Index, source: str) -> bool:
@@ -107,17 +123,12 @@ class ChunkSentences:
         return self._docs[doc_id]
 
     def _passages(self, doc_id: str, idxs: list[int], chunks: list[Chunk]) -> list[int]:
+        """The passage of each handed sentence, by the index's rule (a ``chunk`` passage: the
+        first handed chunk that holds the sentence)."""
+        doc, sents, paras = self._docs[doc_id]
         kind = self.opts.passage
-        if kind == "document":
-            return [0] * len(idxs)
-        if kind == "paragraph":
-            paras = self._docs[doc_id][2]
-            return [paras[i] for i in idxs]
-        of: dict[int, int] = {}
-        for c in sorted(chunks, key=lambda c: -c.index):  # as passages_of: the first chunk wins
-            for i in range(c.sent_start, c.sent_end):
-                of[i] = c.index
-        return [of.get(i, 0) for i in idxs]
+        every = paras if kind == "paragraph" else passages_of(doc, sents, kind, chunks)
+        return [every[i] for i in idxs]
 
     def build(
         self,

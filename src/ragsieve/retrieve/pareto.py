@@ -12,6 +12,10 @@ sentences are scored in numpy; over the whole index, Lance's flat scan ranks the
 ``pareto`` column (the index's ``alpha``). A different ``alpha`` re-scores the union of the top
 candidates of the ``pareto`` and core columns, which is exact for the returned set's members
 but may miss a sentence ranked low by both columns (documented in docs/sentence-retrieval.md).
+
+A sentence without words (:func:`ragsieve.text.has_words`: a bare page number, a table rule, a
+pipe, a code fence alone) is never ranked: it stays in the table and in the rows (a passage's
+context vector and the links are made with it, as the index made them) but is no candidate.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import pyarrow as pa
 
 from ragsieve.index.sentences import sentence_id
 from ragsieve.retrieve.base import DocFilter
+from ragsieve.text import has_words
 from ragsieve.types import Chunk, Scored
 
 if TYPE_CHECKING:
@@ -83,14 +88,15 @@ class ParetoRetriever:
     """Exact ParetoRAG scores of an index's sentences (see the module doc).
 
     ``alpha`` None uses the index's (its stored ``pareto`` vectors); ``depth`` is how many
-    candidates a whole-index search fetches per column before exact re-scoring.
+    candidates a whole-index search fetches per column before exact re-scoring. Whether the
+    index has a sentence table is the method's question (:func:`~ragsieve.retrieve.
+    chunk_sentences.use_table`); ``table`` is ignored (a caller's old argument).
     """
 
     def __init__(
         self, index: Index, alpha: float | None = None, depth: int = 200, table: bool = True
     ) -> None:
-        if table:
-            index.sentences_table  # noqa: B018  (raises the one-line "build with --sentences")
+        del table
         self.index = index
         self.alpha = float(index.config.alpha if alpha is None else alpha)
         self.depth = depth
@@ -128,7 +134,11 @@ class ParetoRetriever:
     def _scored(
         self, q: np.ndarray, rows: pa.Table, core: np.ndarray, ctx: np.ndarray
     ) -> list[Scored]:
-        """``rows`` best first by their Pareto score for ``q``."""
+        """``rows`` with words best first by their Pareto score for ``q``."""
+        words = [has_words(t) for t in rows.column("text").to_pylist()]
+        if not all(words):
+            mask = np.asarray(words, dtype=bool)
+            rows, core, ctx = rows.filter(pa.array(mask)), core[mask], ctx[mask]
         if rows.num_rows == 0:
             return []
         scores = weighted_scores(q, core, ctx, self.alpha)
