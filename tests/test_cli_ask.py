@@ -136,3 +136,5 @@ def test_the_answer_span_beside_the_answer_and_alone(sample_index_dir: Path) -> 
     )
     p = run(*base, "--llm", "none", "--compare", "naive")
     assert_one_line_error(p, 2, "--compare compares LLM answers")
+    p = run(*base, "--llm", "none", "--llm-ctx", "512")
+    assert_one_line_error(p, 2, "--llm none has none")

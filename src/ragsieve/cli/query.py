@@ -179,6 +179,10 @@ def ask(
     run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
     if compare is not None and no_llm(llm):
         raise InputError("--compare compares LLM answers: drop --llm none, or run ask twice")
+    if no_llm(llm) and llm_options(llm_timeout, llm_retries, llm_ctx):
+        raise InputError(
+            "--llm-ctx, --llm-timeout and --llm-retries set an LLM: --llm none has none"
+        )
     spec = check_spec(method_spec(method, config), **run)
     other = check_spec(parse_spec(compare), **run) if compare is not None else None
     idx = Index.open(index_dir)
@@ -267,7 +271,7 @@ def _span_line(
         from ragsieve.titles import names_in_index
 
         name = names_in_index(idx, [(span.doc_id, span.title)]).get(span.doc_id)
-        at = f"{name or span.title or span.doc_id}; outside the context the LLM read"
+        at = f"{name or span.title or span.doc_id}; its sentence is outside the context"
     return (
         f'span: "{span.text}" ({span.score:.2f}, {what}) in {at} [{span.chunk_id}], '
         f"chars {span.start}-{span.end}"

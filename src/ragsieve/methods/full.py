@@ -59,20 +59,25 @@ from ragsieve.methods.base import (
     timed,
 )
 from ragsieve.methods.feedback import SelfFeedback
-from ragsieve.methods.pareto import check_source
 from ragsieve.methods.sage import SageOptions, sage_cut
-from ragsieve.methods.tagger import TaggerCut, get_tagger, tag_and_select, tagger_has_span
+from ragsieve.methods.tagger import TaggerCut, get_tagger, tag_and_select
 from ragsieve.rerank import get_reranker
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter
-from ragsieve.retrieve.chunk_sentences import ChunkSentences, rows_by_doc, use_table
+from ragsieve.retrieve.chunk_sentences import (
+    ChunkSentences,
+    check_source,
+    rows_by_doc,
+    use_table,
+)
 from ragsieve.retrieve.pareto import ParetoRetriever, group_in_source_order, row_sentence_chunk
 from ragsieve.select.base import Selection, Selector, make_context
 from ragsieve.select.benefit import BenefitScorer
 from ragsieve.select.mcts import DEFAULT_BUDGET, DEFAULT_CANDIDATES, MCTSConfig, MCTSSelector
 from ragsieve.tag.model import shipped_model_present
 from ragsieve.tag.prune import check_stack, check_threshold, operating_point
+from ragsieve.text import has_words
 from ragsieve.types import Scored
 
 if TYPE_CHECKING:
@@ -240,7 +245,7 @@ class FullMethod(Method):
         c = self.config
         alpha = None if c.pareto else 1.0
         self.table = use_table(index, c.source)
-        self.pareto = ParetoRetriever(index, alpha, depth=max(200, 4 * c.N), table=self.table)
+        self.pareto = ParetoRetriever(index, alpha, depth=max(200, 4 * c.N))
         self.retriever = get_retriever(c.retriever, index) if c.chunks or not self.table else None
         self.built = None if self.table else ChunkSentences(index)
         #: Without a table: each question's rows built from its chunks (the passage steps of
@@ -255,7 +260,7 @@ class FullMethod(Method):
         )
 
     def gives_spans(self) -> bool:
-        return self.tagger is not None and tagger_has_span(self.tagger)
+        return self.tagger is not None and self.tagger.has_span
 
     def selector_for(self, min_k: int, max_k: int | None = None) -> Selector:
         """SAGE's cut for ``min_k`` over sentences (or passages), grouped per document; with
@@ -327,7 +332,11 @@ class FullMethod(Method):
             if _key(s) in out:
                 continue
             members = rows.get(of.get(_key(s), ("", -1)), [])
-            new = [r for r in members if (r["doc_id"], int(r["idx"])) not in out]
+            new = [
+                r
+                for r in members
+                if (r["doc_id"], int(r["idx"])) not in out and has_words(str(r["text"]))
+            ]
             cost = sum(int(r["n_tokens"]) for r in new)
             if new and (budget is None or used + cost <= budget):
                 for r in new:
@@ -422,7 +431,8 @@ class FullMethod(Method):
         for h in chunk_hits:
             sents = by_doc.get(h.chunk.doc_id, {})
             for i in range(h.chunk.sent_start, h.chunk.sent_end):
-                if i in sents and (h.chunk.doc_id, i) not in pool:
+                row = sents.get(i)
+                if row is not None and (h.chunk.doc_id, i) not in pool and has_words(row["text"]):
                     pool[(h.chunk.doc_id, i)] = Scored(
                         row_sentence_chunk(sents[i]), h.score, {"chunk": h.score}
                     )
@@ -450,7 +460,7 @@ class FullMethod(Method):
             for j, w in self._strongest_links(row):
                 target = by_doc[s.chunk.doc_id].get(int(j))
                 key = (s.chunk.doc_id, int(j))
-                if target is None or key in have:
+                if target is None or key in have or not has_words(str(target["text"])):
                     continue
                 have.add(key)
                 info = {"link": float(w), "linked_from": s.chunk.index}

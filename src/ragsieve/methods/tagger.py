@@ -127,7 +127,7 @@ def source_span(pruned: Pruned, units: list[list[Chunk]]) -> SourceSpan | None:
     """The pruner's answer span (indices into the passages it read: ``units``) as a
     :class:`~ragsieve.types.SourceSpan`: document offsets are the sentence chunk's start plus
     the span's offsets in that sentence's text (the text the tagger read)."""
-    span = getattr(pruned, "span", None)
+    span = pruned.span
     if span is None:
         return None
     c = units[span.passage][span.sentence]
@@ -342,7 +342,7 @@ class TaggerMethod(Method):
         self.tagger = get_tagger(self.config.model)
 
     def gives_spans(self) -> bool:
-        return tagger_has_span(self.tagger)
+        return self.tagger.has_span
 
     def _retrieve(self, questions: list[str], doc_ids: DocFilter) -> list[Retrieval]:
         c = self.config
@@ -361,11 +361,6 @@ class TaggerMethod(Method):
             }
             out.append(Retrieval(q, sel.context, cands, trace, t, sel.span))
         return out
-
-
-def tagger_has_span(tagger: OnnxTagger) -> bool:
-    """Whether ``tagger``'s model folder has the span head (older folders: no)."""
-    return bool(getattr(tagger, "has_span", False))
 
 
 TAGGER = MethodDef(
