@@ -57,15 +57,13 @@ from ragsieve.index.sentences import (
 )
 from ragsieve.index.store import Index
 from ragsieve.index.tables import (
-    CHUNK_COLUMNS,
     DOC_SCHEMA,
     _chunks_to_arrow,
     _docs_to_arrow,
-    _in_clause,
     _sha256,
     _status,
     chunk_schema,
-    row_to_chunk,
+    chunks_by_doc,
 )
 from ragsieve.index.writer import AddReport
 from ragsieve.io import check_documents, list_files, read_source
@@ -199,12 +197,7 @@ class SentenceRows:
         docs = _documents(batch)
         if not docs:
             return sentence_schema(self.dim).empty_table()
-        rows = self.chunks.to_table(
-            columns=CHUNK_COLUMNS, filter=_in_clause("doc_id", [d.id for d in docs])
-        ).to_pylist()
-        chunks_of: dict[str, list[Any]] = {}
-        for row in sorted(rows, key=lambda r: (r["doc_id"], r["idx"])):
-            chunks_of.setdefault(row["doc_id"], []).append(row_to_chunk(row))
+        chunks_of = chunks_by_doc(self.chunks, [d.id for d in docs])
         return build_sentence_rows(docs, chunks_of, self.options, self.embedder, self.dim)
 
 

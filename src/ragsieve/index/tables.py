@@ -94,6 +94,16 @@ CHUNK_COLUMNS = [
 ]
 
 
+def chunks_by_doc(chunks: Any, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+    """The stored chunks of ``doc_ids`` in a chunks table (a Lance dataset), by document, each
+    document's in chunk order: what a sentence table is built from."""
+    rows = chunks.to_table(columns=CHUNK_COLUMNS, filter=_in_clause("doc_id", doc_ids))
+    out: dict[str, list[Chunk]] = {}
+    for row in sorted(rows.to_pylist(), key=lambda r: (r["doc_id"], r["idx"])):
+        out.setdefault(row["doc_id"], []).append(row_to_chunk(row))
+    return out
+
+
 def _legacy_jsonl_ids(
     documents: Any, docs: Sequence[Document], known: Mapping[str, str]
 ) -> dict[str, str]:
@@ -121,12 +131,18 @@ def _legacy_jsonl_ids(
     return out
 
 
+def schema_note(cfg: IndexConfig, dim: int, created: float) -> dict[str, str]:
+    """The chunks schema's metadata: the config, vector size and creation time of the index,
+    which ``repair`` rebuilds a lost manifest from."""
+    note = {"format_version": FORMAT_VERSION, "config": cfg.to_dict(), "dim": dim}
+    note["created"] = created
+    return {SCHEMA_KEY: json.dumps(note)}
+
+
 def _empty_tables(db: Any, cfg: IndexConfig, dim: int, created: float) -> dict[str, Any]:
     """Empty tables for ``cfg`` (a new Lance version of each existing one, so the versions a
     manifest names stay readable); the chunks schema records the config for ``repair``."""
-    note = {"format_version": FORMAT_VERSION, "config": cfg.to_dict(), "dim": dim}
-    note["created"] = created
-    schema = chunk_schema(dim).with_metadata({SCHEMA_KEY: json.dumps(note)})
+    schema = chunk_schema(dim).with_metadata(schema_note(cfg, dim, created))
     tables = {
         CHUNKS: db.create_table(CHUNKS, schema=schema, mode="overwrite"),
         DOCUMENTS: db.create_table(DOCUMENTS, schema=DOC_SCHEMA, mode="overwrite"),

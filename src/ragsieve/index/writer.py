@@ -41,7 +41,6 @@ from ragsieve.index.sentences import (
     sentence_schema,
 )
 from ragsieve.index.tables import (
-    CHUNK_COLUMNS,
     WRITE_BATCH_CHUNKS,
     _chunks_to_arrow,
     _docs_to_arrow,
@@ -51,7 +50,8 @@ from ragsieve.index.tables import (
     _sha256,
     _status,
     _vector_index,
-    row_to_chunk,
+    chunks_by_doc,
+    schema_note,
 )
 from ragsieve.segment import get_segmenter, segment_checked
 from ragsieve.types import Chunk, Document
@@ -177,10 +177,9 @@ class IndexWriter:
         )
         chunks = tables[CHUNKS]
         ds = chunks.to_lance()
-        note = json.loads((ds.schema.metadata or {}).get(SCHEMA_KEY.encode(), b"{}"))
-        note.update(config=cfg.to_dict(), dim=dim)
-        note.setdefault("created", self.manifest.get("created", time.time()))
-        ds.update_schema_metadata({SCHEMA_KEY: json.dumps(note)})
+        old = json.loads((ds.schema.metadata or {}).get(SCHEMA_KEY.encode(), b"{}"))
+        created = old.get("created", self.manifest.get("created", time.time()))
+        ds.update_schema_metadata(schema_note(cfg, dim, created))
         chunks.checkout_latest()
         self.manifest = {**self.manifest, "config": cfg.to_dict()}
         self.config = cfg
@@ -211,11 +210,7 @@ class IndexWriter:
                 columns=["doc_id", "title", "source", "text"], filter=_in_clause("doc_id", batch)
             ).to_pylist()
             docs = [Document(r["doc_id"], r["text"], r["title"], r["source"]) for r in rows]
-            by_doc: dict[str, list[Chunk]] = {}
-            for r in chunks_ds.to_table(
-                columns=CHUNK_COLUMNS, filter=_in_clause("doc_id", batch)
-            ).to_pylist():
-                by_doc.setdefault(r["doc_id"], []).append(row_to_chunk(r))
+            by_doc = chunks_by_doc(chunks_ds, batch)
             self._sentence_rows(
                 tables, docs, by_doc, embedder, dim, timings, progress, done, len(ids)
             )
