@@ -189,3 +189,15 @@ def test_repair_after_an_add_keeps_the_table(corpus_dir: Path, tmp_path: Path) -
     again = Index.open(ix)
     assert again.config.sentences and again.has_sentences
     assert again.stats()["sentence_rows"] == n > 0
+
+
+def test_sentence_options_are_compared_only_where_both_sides_record_them() -> None:
+    from ragsieve.index.config import config_mismatch
+
+    plain = IndexConfig()
+    asked = IndexConfig(chunk_tokens=50, sentences=True, pareto_context="exact")
+    msg = config_mismatch("ix", plain, asked)
+    assert "--chunk-tokens 200 (asked 50)" in msg and "no --sentences" in msg, msg
+    assert "--pareto-context" not in msg, msg  # the index without the table has no context form
+    msg = config_mismatch("ix", plain, IndexConfig(pareto_context="exact"))
+    assert "--pareto-context late (asked exact)" in msg, msg

@@ -180,12 +180,14 @@ def config_mismatch(where: object, built: IndexConfig, asked: IndexConfig) -> st
     """The one-line refusal of a write whose settings differ from the index's: every setting
     that differs, by the option a user sets it with (``--chunk-tokens 200 (asked 50)``), and
     both ways forward. A sentence table asked of an index without one is not refused (it is
-    added, see ``Index.add_sentences``); the sentence options count only where both sides
-    have the table."""
+    added, see ``Index.add_sentences``), and where one side has the table and the other not,
+    its sentence options are not compared (the other side records none); where neither has
+    it they are (``index --pareto-context exact`` on an index without one is refused)."""
     old, new = asdict(built), asdict(asked)
     keys = [k for k in old if old[k] != new[k]]
-    if built.sentences != asked.sentences:
-        keys = [k for k in keys if k in ("embedder", "chunker", "chunk_tokens", "sentences")]
+    if built.sentences != asked.sentences:  # the side without the table records no options
+        both = built.to_dict().keys() & asked.to_dict().keys()
+        keys = [k for k in keys if k in both or k == "sentences"]
 
     def said(key: str, value: Any) -> str:
         if key == "sentences":
