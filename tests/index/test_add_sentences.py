@@ -71,6 +71,11 @@ def test_cli_adds_the_table_from_the_stored_chunks(
     manifest = json.loads((ix / MANIFEST).read_text())
     assert SENTENCES in manifest["tables"] and manifest["config"]["sentences"] is True
     assert manifest["n_sentences"] > 20
+    # The summary says what was added and what the index holds: sentences, no chunks.
+    assert p.stdout is not None
+    said, n_sents = p.stdout.read(), manifest["n_sentences"]
+    assert f": 0 chunks, 0 tokens, {n_sents} sentences in " in said, said
+    assert said.rstrip().endswith(f" chunks, {n_sents} sentences"), said
     # Nothing re-chunked or re-embedded: the same chunk rows and vectors.
     assert _chunks(ix) == before
     # Every document's sentences are there, and the sentence methods now answer.
@@ -84,6 +89,8 @@ def test_cli_adds_the_table_from_the_stored_chunks(
     again = run("index", str(corpus_dir), "--index", str(ix), "--sentences")
     assert again.returncode == 0, again.stderr
     assert json.loads((ix / MANIFEST).read_text())["tables"] == manifest["tables"]
+    assert ", 0 sentences in " in again.stdout, again.stdout
+    assert again.stdout.rstrip().endswith(f" chunks, {n_sents} sentences"), again.stdout
 
 
 def test_added_table_equals_one_built_with_the_index(corpus_dir: Path, tmp_path: Path) -> None:

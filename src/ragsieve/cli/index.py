@@ -134,7 +134,7 @@ def _rebuilt(index_dir: str, cfg: Any, wait: float) -> Any:
 
 def _index_result(index_dir: str, idx: Any, report: Any, skipped: list) -> dict[str, Any]:
     stats = idx.stats()
-    return {
+    out = {
         "index": str(index_dir),
         "added": len(report.added),
         "updated": len(report.updated),
@@ -147,6 +147,11 @@ def _index_result(index_dir: str, idx: Any, report: Any, skipped: list) -> dict[
         "total_documents": stats["documents"],
         "total_chunks": stats["chunks"],
     }
+    if report.sentences is not None:  # the index has a sentence table (local engine)
+        out["sentences_written"] = report.sentences.n_sentences
+    if "sentence_rows" in stats:
+        out["total_sentences"] = stats["sentence_rows"]
+    return out
 
 
 def index(
@@ -251,11 +256,18 @@ def index(
     if as_json:
         print_json(result)
         return
+    # With a sentence table, its rows too: ``index --sentences`` on an existing index writes
+    # no chunks, only sentences.
+    written = f"{report.n_chunks} chunks, {report.n_tokens} tokens"
+    if "sentences_written" in result:
+        written += f", {result['sentences_written']} sentences"
+    held = f"{result['total_documents']} documents, {result['total_chunks']} chunks"
+    if "total_sentences" in result:
+        held += f", {result['total_sentences']} sentences"
     typer.echo(
         f"indexed {result['added']} new, {result['updated']} changed, "
-        f"{result['unchanged']} unchanged document(s): {report.n_chunks} chunks, "
-        f"{report.n_tokens} tokens in {report.seconds:.1f}s; index now has "
-        f"{result['total_documents']} documents, {result['total_chunks']} chunks"
+        f"{result['unchanged']} unchanged document(s): {written} in {report.seconds:.1f}s; "
+        f"index now has {held}"
     )
     if gone:
         typer.echo(
