@@ -8,7 +8,6 @@ device before any data is read.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -66,9 +65,12 @@ STOPPED = "stopped early (rerun to resume)"
 
 
 def report(record: dict[str, Any], as_json: bool, summary: Callable[[], str]) -> None:
-    """A command's result on stdout: its record as JSON with ``--json``, else the line (or
-    lines) ``summary()`` writes."""
+    """A command's result on stdout: its record as JSON with ``--json``, printed as every
+    other command's (:func:`ragsieve.cli.common.print_json`), else the line (or lines)
+    ``summary()`` writes."""
     if as_json:
-        sys.stdout.write(json.dumps(record, indent=2) + "\n")
+        from ragsieve.cli.common import print_json
+
+        print_json(record)
     else:
         typer.echo(summary())
