@@ -180,22 +180,16 @@ class IndexMethod:
     ``serve`` does: a long-lived chain sees documents added after it was built.
     """
 
-    def __init__(
-        self,
-        index: str | Path,
-        method: str = DEFAULT_METHOD,
-        *,
-        k: int | None = None,
-        budget: int | None = None,
-        retriever: str | None = None,
-        reranker: str | None = None,
-    ) -> None:
-        """The keywords are the method's run options (:data:`RUN_OPTIONS`; None: the
+    def __init__(self, index: str | Path, method: str = DEFAULT_METHOD, **run: Any) -> None:
+        """``run``: the method's run options, by keyword (:data:`RUN_OPTIONS`; None: the
         method's default)."""
         from ragsieve.index import Index
         from ragsieve.methods import MethodSpec, build_method, check_spec
 
-        run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
+        unknown = sorted(set(run) - set(RUN_OPTIONS))
+        if unknown:
+            raise TypeError(f"IndexMethod() got an unexpected keyword argument {unknown[0]!r}")
+        run = {key: run.get(key) for key in RUN_OPTIONS}
         if not isinstance(method, MethodSpec):
             check_name("method", method, expected="a method spec such as 'naive' or 'tagger'")
         check_run(run)
