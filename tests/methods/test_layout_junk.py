@@ -141,9 +141,6 @@ def test_pareto_ranks_every_sentence_with_words_and_none_without(
     assert {s.chunk.id for s in ranked} == words
 
 
-#: full adds every sentence of its chunk hits to its pool itself (methods/full.py ``_pool``):
-#: until that skips sentences without words, its reranker path keeps junk (requested).
-FULL_POOL = pytest.mark.xfail(strict=True, reason="full's _pool adds junk of its chunk hits")
 #: full's reranker path with every candidate over its cut.
 FULL_ALL = {"scorer": "reranker", "min_k": 100, "floor": 0.0}
 #: Each method with options that keep nearly everything, so junk would be kept if it could be.
@@ -154,14 +151,9 @@ METHODS: list[Any] = [
     ("pareto", "chunks", {"k": 100, "source_chunks": 50}),
     ("saki", "table", {"k": 50, "judge": "none", "links": 5}),
     ("saki", "chunks", {"k": 50, "judge": "none", "links": 5}),
-    pytest.param(
-        *("full", "table", {**FULL_ALL, "chunks": 50}),
-        marks=FULL_POOL,
-    ),
-    pytest.param(
-        *("full", "chunks", {**FULL_ALL, "source_chunks": 50}),
-        marks=FULL_POOL,
-    ),
+    ("full", "table", {**FULL_ALL, "chunks": 50, "expand": 5}),
+    ("full", "chunks", {**FULL_ALL, "source_chunks": 50, "expand": 5}),
+    ("full", "table", {**FULL_ALL, "chunks": 50, "unit": "passage"}),
     ("full", "table", {"scorer": "tagger", "min_k": 100}),
     ("full", "chunks", {"scorer": "tagger", "min_k": 100, "source_chunks": 50}),
 ]
@@ -176,5 +168,7 @@ def test_no_method_keeps_a_unit_without_words(
         units = [s.chunk.text for s in r.context.chunks]
         assert units, (method, r.question)
         assert all(has_words(u) for u in units), (method, source, units)
-        if method != "full":  # full's candidates are its reranked pool; its context is above
+        if options.get("scorer") == "tagger":  # it reads every sentence, junk at 0
+            assert all(s.score == 0 for s in r.candidates if not has_words(s.chunk.text))
+        else:
             assert all(has_words(s.chunk.text) for s in r.candidates), (method, source)

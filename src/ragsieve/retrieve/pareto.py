@@ -89,14 +89,11 @@ class ParetoRetriever:
 
     ``alpha`` None uses the index's (its stored ``pareto`` vectors); ``depth`` is how many
     candidates a whole-index search fetches per column before exact re-scoring. Whether the
-    index has a sentence table is the method's question (:func:`~ragsieve.retrieve.
-    chunk_sentences.use_table`); ``table`` is ignored (a caller's old argument).
+    index has a sentence table is the method's question
+    (:func:`~ragsieve.retrieve.chunk_sentences.use_table`).
     """
 
-    def __init__(
-        self, index: Index, alpha: float | None = None, depth: int = 200, table: bool = True
-    ) -> None:
-        del table
+    def __init__(self, index: Index, alpha: float | None = None, depth: int = 200) -> None:
         self.index = index
         self.alpha = float(index.config.alpha if alpha is None else alpha)
         self.depth = depth
