@@ -31,7 +31,7 @@ from typing import Any
 from common import run_measured
 
 from ragsieve.index import Index
-from ragsieve.index.store import FAULT_ENV, FAULT_POINTS, _sha256
+from ragsieve.index.store import FAULT_ENV, FAULT_POINTS, sha256_text
 
 EMBEDDER = "minilm-onnx"
 SCENARIOS = ("add", "update", "remove")
@@ -136,9 +136,9 @@ def _trial(
     new_hashes = dict(old["hashes"])
     if scenario == "add":
         for p in sorted((work / "new").iterdir()):
-            new_hashes[str(p.resolve())] = _sha256(p.read_text(encoding="utf-8"))
+            new_hashes[str(p.resolve())] = sha256_text(p.read_text(encoding="utf-8"))
     elif scenario == "update":
-        new_hashes[str(doc.resolve())] = _sha256(doc.read_text(encoding="utf-8"))
+        new_hashes[str(doc.resolve())] = sha256_text(doc.read_text(encoding="utf-8"))
     else:
         new_hashes.pop(victim)
     code, _ = cli(*cmd, fault=f"{point}@{nth}")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ragsieve.index import Index
-from ragsieve.index.store import MANIFEST, _sha256
+from ragsieve.index.store import MANIFEST, sha256_text
 
 pytestmark = pytest.mark.integration
 
@@ -102,7 +102,7 @@ def _write_round(folder: Path, rnd: int) -> dict[str, str]:
         )
         path = folder / f"doc{i:03d}.txt"
         path.write_text(body, encoding="utf-8")
-        hashes[str(path.resolve())] = _sha256(body)
+        hashes[str(path.resolve())] = sha256_text(body)
     return hashes
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ragsieve.index import Index, IndexConfig
-from ragsieve.index.store import FAULT_ENV, FAULT_POINTS, MANIFEST, _sha256
+from ragsieve.index.store import FAULT_ENV, FAULT_POINTS, MANIFEST, sha256_text
 
 pytestmark = pytest.mark.integration
 
@@ -81,13 +81,14 @@ def _prepare(
         more = tmp_path / "more"
         more.mkdir()
         for i in range(2):
-            _write(more / f"new{i}.md", f"new {i}")
-            new[str((more / f"new{i}.md").resolve())] = _sha256((more / f"new{i}.md").read_text())
+            path = more / f"new{i}.md"
+            _write(path, f"new {i}")
+            new[str(path.resolve())] = sha256_text(path.read_text())
         cmd = ["index", str(more), "--index", str(index)]
     elif scenario == "update":
         doc = corpus / "base1.md"
         _write(doc, "changed")
-        new[str(doc.resolve())] = _sha256(doc.read_text())
+        new[str(doc.resolve())] = sha256_text(doc.read_text())
         cmd = ["index", str(corpus), "--index", str(index)]
     else:
         victim = str((corpus / "base2.md").resolve())

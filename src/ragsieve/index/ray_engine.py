@@ -60,10 +60,10 @@ from ragsieve.index.tables import (
     DOC_SCHEMA,
     _chunks_to_arrow,
     _docs_to_arrow,
-    _sha256,
     _status,
     chunk_schema,
     chunks_by_doc,
+    sha256_text,
 )
 from ragsieve.index.writer import AddReport
 from ragsieve.io import check_documents, list_files, read_source
@@ -106,7 +106,7 @@ def read_files(batch: pa.Table, known: Mapping[str, str]) -> pa.Table:
         if skipped is not None:
             rows.append({**base, "pos": 0, "skipped": skipped})
         for pos, d in enumerate(docs):
-            sha = _sha256(d.text)
+            sha = sha256_text(d.text)
             rows.append(
                 {
                     **base,

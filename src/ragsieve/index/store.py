@@ -80,10 +80,10 @@ from ragsieve.index.tables import (
     _empty_tables,
     _in_clause,
     _nearest,
-    _sha256,
     _sql_str,
     chunk_schema,
     row_to_chunk,
+    sha256_text,
 )
 from ragsieve.index.writer import AddReport, IndexWriter
 from ragsieve.segment import get_segmenter
@@ -115,12 +115,12 @@ __all__ = [
     "Index",
     "IndexConfig",
     "Progress",
-    "_sha256",
     "ann_settings",
     "chunk_schema",
     "config_mismatch",
     "lost_manifest_message",
     "row_to_chunk",
+    "sha256_text",
 ]
 
 _log = logging.getLogger(__name__)

@@ -21,7 +21,8 @@ from ragsieve.types import Chunk, Document
 WRITE_BATCH_CHUNKS = int(os.environ.get("RAGSIEVE_WRITE_BATCH_CHUNKS", "2048"))
 
 
-def _sha256(text: str) -> str:
+def sha256_text(text: str) -> str:
+    """The hash a document's text is stored under: a write re-indexes it when this changes."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -217,7 +218,7 @@ def _docs_to_arrow(docs: list[tuple[Document, int]]) -> pa.Table:
                 "doc_id": d.id,
                 "title": d.title,
                 "source": d.source,
-                "sha256": _sha256(d.text),
+                "sha256": sha256_text(d.text),
                 "n_chars": len(d.text),
                 "n_chunks": n,
                 "text": d.text,

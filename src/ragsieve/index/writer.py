@@ -47,11 +47,11 @@ from ragsieve.index.tables import (
     _empty_tables,
     _in_clause,
     _legacy_jsonl_ids,
-    _sha256,
     _status,
     _vector_index,
     chunks_by_doc,
     schema_note,
+    sha256_text,
 )
 from ragsieve.segment import get_segmenter, segment_checked
 from ragsieve.types import Chunk, Document
@@ -280,7 +280,7 @@ class IndexWriter:
             renamed = _legacy_jsonl_ids(tables[DOCUMENTS], docs, known)
             todo: list[Document] = []
             for d in docs:
-                status = "updated" if d.id in renamed else _status(d.id, _sha256(d.text), known)
+                status = "updated" if d.id in renamed else _status(d.id, sha256_text(d.text), known)
                 getattr(report, status).append(d.id)
                 if status != "unchanged":
                     todo.append(d)
