@@ -129,14 +129,12 @@ def load_wrapped_stories(data: Path) -> list[str]:
 
 
 def _trim(text: str, spans: Spans) -> Spans:
-    out = []
+    """``spans`` without surrounding whitespace, empty ones dropped: as ours are cut."""
+    from ragsieve.text.sentences import add_trimmed
+
+    out: Spans = []
     for a, b in spans:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if b > a:
-            out.append((a, b))
+        add_trimmed(text, a, b, out)
     return out
 
 
@@ -190,7 +188,7 @@ def build_candidates() -> tuple[dict[str, Splitter], list[str]]:
 
         def hybrid(text: str) -> Spans:
             spans: Spans = []
-            for a, b, _ in ours._blocks(text):
+            for a, b, _ in ours.layout_blocks(text):
                 spans += [(a + x, a + y) for x, y in bf(text[a:b])]
             return spans
 

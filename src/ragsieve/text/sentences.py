@@ -61,7 +61,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["sentence_texts", "split_sentences", "split_sentences_batch"]
+__all__ = [
+    "add_trimmed",
+    "layout_blocks",
+    "sentence_texts",
+    "split_sentences",
+    "split_sentences_batch",
+]
 
 Span = tuple[int, int]
 Block = tuple[int, int, bool]
@@ -136,7 +142,7 @@ def _ends_with_function_word(text: str, ls: int, ce: int) -> bool:
     return m is not None and m.group().lower() in _FUNCTION_WORDS
 
 
-def _blocks(text: str) -> list[Block]:
+def layout_blocks(text: str) -> list[Block]:
     """Cut ``text`` into ``(start, end, is_heading)`` blocks at hard layout breaks.
 
     Sentences never cross a block edge; a heading block is one sentence whatever it contains.
@@ -348,12 +354,14 @@ def _split_block(text: str, start: int, end: int, out: list[Span]) -> None:
             continue
         else:
             cut, cut_next = m.start("ws"), m.end()
-        _add(text, pos, cut, out)
+        add_trimmed(text, pos, cut, out)
         pos = cut_next
-    _add(text, pos, end, out)
+    add_trimmed(text, pos, end, out)
 
 
-def _add(text: str, start: int, end: int, spans: list[Span]) -> None:
+def add_trimmed(text: str, start: int, end: int, spans: list[Span]) -> None:
+    """Append ``(start, end)`` to ``spans`` without its surrounding whitespace, if any text
+    is left: how every sentence span is cut (and how the splitter benchmark trims others')."""
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
@@ -368,9 +376,9 @@ def _add(text: str, start: int, end: int, spans: list[Span]) -> None:
 def split_sentences(text: str) -> list[Span]:
     """Sentence spans of ``text`` as sorted, non-overlapping ``(start, end)`` offsets."""
     spans: list[Span] = []
-    for start, end, heading in _blocks(text):
+    for start, end, heading in layout_blocks(text):
         if heading:
-            _add(text, start, end, spans)
+            add_trimmed(text, start, end, spans)
         else:
             _split_block(text, start, end, spans)
     return spans
