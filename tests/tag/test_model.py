@@ -95,3 +95,18 @@ def test_pooled_states_come_with_the_same_tags(tagger: OnnxTagger) -> None:
         assert np.array_equal(x.probs, y.probs) and x.relevance == y.relevance
         assert x.pooled is None and y.pooled is not None and y.pooled.shape == (384,)
     assert not np.allclose(b[0].pooled, b[1].pooled)
+
+
+def test_a_sentence_without_words_reads_zero_and_leaves_its_neighbours(
+    tagger: OnnxTagger,
+) -> None:
+    """Layout lines (a page number, a rule, a fence: issue 44 item 3) get probability 0 from
+    the tagger itself, so every reading (prune's hops, the stacker's fit) sees 0; they are
+    still read with their neighbours, whose tags are the model's."""
+    from ragsieve.text import has_words
+
+    sents = [ROSETTA[2], "12", "| |", ROSETTA[3], "```"]
+    (got,) = tagger.tag(QUESTION, [("Rosetta Stone", sents)])
+    assert [not has_words(s) for s in sents] == [False, True, True, False, True]
+    assert list(got.probs[[1, 2, 4]]) == [0.0, 0.0, 0.0]
+    assert got.probs[3] > 0.5 and got.probs[0] > 0
