@@ -14,7 +14,7 @@ import pytest
 from scripted_llm import scripted_llm
 
 from ragsieve.index import Index
-from ragsieve.methods import get_method
+from ragsieve.methods import build_method, get_method
 from ragsieve.methods.base import Retrieval
 from ragsieve.tag.model import shipped_model_dir
 from ragsieve.tag.span import SPAN_OUTPUT
@@ -97,13 +97,21 @@ def test_no_llm_answers_with_the_span(plain: Index) -> None:
     }
 
 
-def test_the_span_rides_beside_the_llm_answer(plain: Index, scripted: Any) -> None:
-    _, url = scripted
+def test_the_span_rides_beside_the_llm_answer(
+    plain: Index, sentences: Index, scripted: Any
+) -> None:
+    script, url = scripted
     m = get_method("tagger", plain)
     r = m.retrieve([QUESTION])[0]
     ans = m.answer(r, scripted_llm(url))
-    assert ans.text.startswith("answer") and ans.usage.prompt_tokens > 0  # the LLM's answer
+    assert (ans.text, ans.usage.prompt_tokens) == ("answer 0", 100)  # the LLM's answer
     assert ans.span == r.span and ans.to_json()["span"]["text"] == _located(plain, ans).text
+    # Through SAGE's feedback loop too: the span of the retrieval the loop started from.
+    m = build_method("full[feedback=true,max_rounds=1]", sentences)
+    r = m.retrieve([QUESTION])[0]
+    ans = m.answer(r, scripted_llm(url))
+    assert "feedback" in ans.trace and script.kinds()[-2:] == ["answer", "feedback"]
+    assert ans.span is not None and ans.span == r.span
 
 
 def test_methods_without_a_span_answer_none(plain: Index, no_head: Path) -> None:
