@@ -60,11 +60,12 @@ DOC_CACHE = 64
 Progress = Callable[[str, int, int], None]
 
 
-def check_source(source: str, source_chunks: int | None = None) -> None:
-    """A sentence-level method's ``source`` option and, where it has one, ``source_chunks``."""
+def check_source(source: str, source_chunks: object = ...) -> None:
+    """A sentence-level method's ``source`` option and, where it has one (any value but the
+    default ``...``, None included), ``source_chunks``."""
     if source not in SOURCES:
         raise ConfigError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
-    if source_chunks is not None and (
+    if source_chunks is not ... and (
         not isinstance(source_chunks, int) or isinstance(source_chunks, bool) or source_chunks < 1
     ):
         raise ConfigError(f"source_chunks must be a positive integer, got {source_chunks!r}")
