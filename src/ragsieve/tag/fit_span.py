@@ -9,7 +9,8 @@ frozen: its hidden states are computed once by the folder's own int8 graph, so t
 on exactly what it reads at run time.
 
 - **data**: the tagger's training examples (:mod:`ragsieve.tag.data`: ``--examples`` a saved
-  file, else built from HotpotQA train, SQuAD v1.1 train and QED train), *train split only*,
+  file, else built from HotpotQA train (distractor and evidence-only), SQuAD v1.1 train, QED
+  train, IRCoT 200-499 and MuSiQue train), *train split only*,
   every positive passage whose answer's word pieces lie in a gold sentence of one of its
   windows (yes/no answers have none): that window, read as inference reads it, is a row.
 - **fit**: start and end cross-entropy over the window's sentence pieces (the question and title
@@ -63,8 +64,9 @@ BATCH = 32
 LR = 2e-3
 WEIGHT_DECAY = 1e-4
 SEED = 11
-#: Sources the default build reads (the ones whose gold is a sentence holding the answer).
-SPAN_SOURCES = ("hotpot", "squad_train", "qed")
+#: Sources the default build reads: those with an answer text (sentence gold, or paragraph
+#: gold where any sentence may spell it: IRCoT 200-499 and MuSiQue train).
+SPAN_SOURCES = ("hotpot", "hotpot_evidence", "squad_train", "qed", "ircot", "musique")
 
 Layers = list[tuple[np.ndarray, np.ndarray]]
 
@@ -403,12 +405,16 @@ def _run(argv: Sequence[str] | None) -> None:
     ap.add_argument("--hotpot", type=int, default=600, help="HotpotQA train questions")
     ap.add_argument("--squad", type=int, default=5000, help="SQuAD train questions")
     ap.add_argument("--qed", type=int, default=2500, help="QED train questions")
+    ap.add_argument("--evidence", type=int, default=500, help="HotpotQA evidence-only questions")
+    ap.add_argument("--ircot", type=int, default=300, help="IRCoT train questions (200-499)")
+    ap.add_argument("--musique", type=int, default=100, help="MuSiQue train questions")
     ap.add_argument("--rows", type=int, default=None, help="at most N training windows")
     ap.add_argument("--dev-squad", type=int, default=300, help="SQuAD dev-split questions")
     ap.add_argument("--limit", type=int, default=None, help="at most N questions per dev set")
     ap.add_argument("--measure", choices=("dev", "test"), default=None, help="score, no fit")
     args = ap.parse_args(argv)
-    check_positive(args, "hotpot", "squad", "qed", "rows", "dev_squad", "limit")
+    check_positive(args, "hotpot", "squad", "qed", "evidence", "ircot", "musique", "rows")
+    check_positive(args, "dev_squad", "limit")
     from ragsieve.tag.model import shipped_model_dir
 
     model_dir = args.model if args.model is not None else shipped_model_dir()
@@ -433,7 +439,14 @@ def _run(argv: Sequence[str] | None) -> None:
         examples = load_examples(args.examples)
         data_note: dict[str, Any] = {"examples": str(args.examples)}
     else:
-        sizes = {"hotpot": args.hotpot, "squad_train": args.squad, "qed": args.qed}
+        sizes = {
+            "hotpot": args.hotpot,
+            "hotpot_evidence": args.evidence,
+            "squad_train": args.squad,
+            "qed": args.qed,
+            "ircot": args.ircot,
+            "musique": args.musique,
+        }
         examples = span_examples(data, sizes, seed=13)
         data_note = {"built": sizes, "seed": 13}
     _say(t0, f"{len(examples)} examples")
