@@ -26,7 +26,7 @@ __version__ = "0.1.0"
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ragsieve.types import Answer, Chunk, Context, Document, Scored, Sentence
+from ragsieve.types import Answer, Chunk, Context, Document, Scored, Sentence, SourceSpan
 
 if TYPE_CHECKING:
     from ragsieve.api import Ranked, ask, prune, search
@@ -84,6 +84,7 @@ __all__ = [
     "Ranked",
     "Scored",
     "Sentence",
+    "SourceSpan",
     "__version__",
     "ask",
     "prune",
