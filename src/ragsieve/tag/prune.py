@@ -25,8 +25,8 @@ A sentence without words (a bare page number, a table rule, a pipe, a code fence
 probability 0 (:meth:`ragsieve.tag.model.OnnxTagger.tag`, so that the stacker's fit sees it
 too), and ``min_keep`` never picks it (issue 44, item 3).
 
-Where the tagger has a span head (:mod:`ragsieve.tag.span`), :attr:`Pruned.span` is the best
-answer span among the kept sentences, over both readings (issue 44, item 6).
+Where the tagger has a span head (:mod:`ragsieve.tag.span`), :attr:`Pruned.span` is the answer
+span of a kept sentence (:func:`best_span`, issue 44, item 6).
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def prune(
     th, pth, stacker = operating_point(tagger, threshold, passage_threshold, stack, open_point)
     if stacker is not None:
         r = readings(tagger, question, passages, hops)
-        reads = [r.first, r.second]
+        first = r.first
         probs = stacker.keep_probs(r.first, r.merged, r.bridge)
         tagged = [
             Tagged(np.where(t.probs > 0, p, 0.0), t.relevance)  # headings (0) stay out
@@ -220,11 +220,9 @@ def prune(
         hop = r.trace
     else:
         tagged, hop = tagger.tag(question, passages), {}
-        reads = [tagged]
+        first = tagged
         if hops == 2:
-            first = tagged
-            tagged, hop, second = _bridge_hop(tagger, question, passages, first, th, pth)
-            reads = [first, second]
+            tagged, hop, _ = _bridge_hop(tagger, question, passages, tagged, th, pth)
     trace: dict[str, Any] = {
         "threshold": th,
         "passage_threshold": pth,
@@ -249,29 +247,30 @@ def prune(
         for p in order
         for s in sorted(s for q, s in keep if q == p)
     ]
-    return Pruned(tagged, kept, th, trace, pth, best_span(tagger, passages, reads, kept))
+    return Pruned(tagged, kept, th, trace, pth, best_span(tagger, passages, first, kept))
 
 
 def best_span(
-    tagger: Tagger,
-    passages: Sequence[Passage],
-    reads: Sequence[Sequence[Tagged | None]],
-    kept: Sequence[Kept],
+    tagger: Tagger, passages: Sequence[Passage], first: Sequence[Tagged], kept: Sequence[Kept]
 ) -> AnswerSpan | None:
-    """The highest-scoring span of a kept sentence over ``reads`` (each a reading of every
-    passage; None: not read), its characters found by re-tokenising that one sentence. None
-    when no reading has spans (a tagger without a span head)."""
+    """The answer span: among the kept sentences' spans in the ``first`` reading (the question
+    alone), the one whose span probability times the sentence's keep probability times its
+    passage's relevance is highest; its characters found by re-tokenising that one sentence.
+    None when the reading has no spans (a tagger without a span head).
+
+    Dev (95 HotpotQA and 100 SQuAD dev pools, prune's defaults): span F1 0.194 and 0.364 with
+    this rule, against 0.162 and 0.313 for the highest span probability over both readings."""
     chars = getattr(tagger, "span_chars", None)
-    best: tuple[float, int, int, Any] | None = None
+    best: tuple[float, Kept, Any] | None = None
     for k in kept:
-        for read in reads:
-            t = read[k.passage] if k.passage < len(read) else None
-            sp = t.spans[k.sentence] if isinstance(t, SpanTagged) and t.spans else None
-            if sp is not None and (best is None or sp.score > best[0]):
-                best = (sp.score, k.passage, k.sentence, sp)
+        t = first[k.passage]
+        sp = t.spans[k.sentence] if isinstance(t, SpanTagged) and t.spans else None
+        rank = sp.score * k.prob * k.relevance if sp is not None else -1.0
+        if sp is not None and (best is None or rank > best[0]):
+            best = (rank, k, sp)
     if best is None or chars is None:
         return None
-    score, p, s, sp = best
-    sentence = str(passages[p][1][s])
+    _, k, sp = best
+    sentence = str(passages[k.passage][1][k.sentence])
     start, end = chars(sentence, sp)
-    return AnswerSpan(sentence[start:end], p, s, start, end, score)
+    return AnswerSpan(sentence[start:end], k.passage, k.sentence, start, end, sp.score)
