@@ -100,8 +100,10 @@ class ServerState:
         self._reload_lock = threading.Lock()
         self._next_check = time.monotonic() + reload_interval
         self.llm_spec = llm_spec
-        llm = get_llm(llm_spec, **(llm_options or {}))
-        self.llm_name = str(getattr(llm, "name", llm_spec))
+        # ``--llm none``: no LLM; /ask answers with the tagger's answer span alone.
+        no_llm = llm_spec.strip().lower() == "none"
+        llm = None if no_llm else get_llm(llm_spec, **(llm_options or {}))
+        self.llm_name = "none" if llm is None else str(getattr(llm, "name", llm_spec))
         self.default_method = default_method
         #: What has been loaded, in order (``/health``'s ``loaded``).
         self.loaded: list[str] = []
@@ -131,7 +133,7 @@ class ServerState:
                 if callable(close):
                     close()
                 raise
-        self.llm = _thread_safe_llm(llm)
+        self.llm = _thread_safe_llm(llm) if llm is not None else None
 
     def default_method_label(self) -> str:
         from ragsieve.methods.spec import as_spec
