@@ -4,7 +4,6 @@ reranker, the gradient cut, CARROT's MCTS and SAGE's feedback with the real loca
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,11 +16,6 @@ from ragsieve.methods.full import FullConfig, FullMethod
 pytestmark = pytest.mark.integration
 
 QUESTION = "When was Voyager 1 launched?"
-
-
-@pytest.fixture(scope="module")
-def index(sentence_index_dir: Path) -> Index:
-    return Index.open(sentence_index_dir)
 
 
 def _check_context(r: Any) -> None:
@@ -43,10 +37,10 @@ def test_registered_and_needs_sentences() -> None:
     assert method_needs_sentences("full")
 
 
-def test_default_pipeline_pools_reranks_expands_and_cuts(index: Index) -> None:
-    r = get_method("full", index, scorer="reranker").retrieve([QUESTION])[0]
+def test_default_pipeline_pools_reranks_expands_and_cuts(sentences: Index) -> None:
+    r = get_method("full", sentences, scorer="reranker").retrieve([QUESTION])[0]
     pool = r.trace["pool"]
-    assert pool["pareto"] == min(30, len(index.sentence_rows(None)))
+    assert pool["pareto"] == min(30, len(sentences.sentence_rows(None)))
     assert r.trace["retriever"] == "hybrid" and r.trace["reranker"] == "ensemble"
     scores = [s.score for s in r.candidates]
     assert scores == sorted(scores, reverse=True)
@@ -65,50 +59,50 @@ def test_default_pipeline_pools_reranks_expands_and_cuts(index: Index) -> None:
     assert set(r.timings) >= {"retrieve", "chunks", "rerank", "expand", "select"}
 
 
-def test_linked_sentences_come_from_the_stored_links(index: Index) -> None:
-    r = get_method("full", index, scorer="reranker", expand=3, links=3).retrieve([QUESTION])[0]
+def test_linked_sentences_come_from_the_stored_links(sentences: Index) -> None:
+    r = get_method("full", sentences, scorer="reranker", expand=3, links=3).retrieve([QUESTION])[0]
     linked = [s for s in r.candidates if "link" in s.scores]
     assert len(linked) == r.trace["pool"]["linked"]
     keys = [(s.chunk.doc_id, s.chunk.index) for s in r.candidates]
     assert len(keys) == len(set(keys))  # a linked sentence never repeats a candidate
     for s in linked:
-        row = {x["idx"]: x for x in index.sentence_rows([s.chunk.doc_id]).to_pylist()}
+        row = {x["idx"]: x for x in sentences.sentence_rows([s.chunk.doc_id]).to_pylist()}
         src = row[s.scores["linked_from"]]
         assert s.chunk.index in src["link_idx"]
         assert "pareto" not in s.scores and 0.0 <= s.score <= 1.0
-    none = get_method("full", index, scorer="reranker", expand=0).retrieve([QUESTION])[0]
+    none = get_method("full", sentences, scorer="reranker", expand=0).retrieve([QUESTION])[0]
     assert none.trace["pool"]["linked"] == 0
 
 
-def test_ablation_switches(index: Index) -> None:
-    no_chunks = get_method("full", index, scorer="reranker", chunks=0).retrieve([QUESTION])[0]
+def test_ablation_switches(sentences: Index) -> None:
+    no_chunks = get_method("full", sentences, scorer="reranker", chunks=0).retrieve([QUESTION])[0]
     assert no_chunks.trace["pool"]["from_chunks"] == 0 and no_chunks.trace["retriever"] is None
-    plain = get_method("full", index, scorer="reranker", pareto=False).retrieve([QUESTION])[0]
+    plain = get_method("full", sentences, scorer="reranker", pareto=False).retrieve([QUESTION])[0]
     assert plain.trace["alpha"] == 1.0
     top3 = get_method(
-        "full", index, scorer="reranker", selection="top-k", min_k=3, floor=0
+        "full", sentences, scorer="reranker", selection="top-k", min_k=3, floor=0
     ).retrieve([QUESTION])[0]
     assert len(top3.context.chunks) == 3
-    capped = get_method("full", index, scorer="reranker", budget=40, min_k=10).retrieve([QUESTION])[
-        0
-    ]
+    capped = get_method("full", sentences, scorer="reranker", budget=40, min_k=10).retrieve(
+        [QUESTION]
+    )[0]
     assert 0 < capped.context.n_tokens <= 40
     _check_context(capped)
     bare = get_method(
-        "full", index, scorer="reranker", title=False, reranker="bi-encoder"
+        "full", sentences, scorer="reranker", title=False, reranker="bi-encoder"
     ).retrieve([QUESTION])[0]
     assert bare.trace["reranker"] == "bi-encoder"
     assert "1977" in bare.context.text
 
 
-def test_passage_unit_widens_each_sentence_to_its_passage(index: Index) -> None:
-    sent = get_method("full", index, scorer="reranker", expand=0).retrieve([QUESTION])[0]
+def test_passage_unit_widens_each_sentence_to_its_passage(sentences: Index) -> None:
+    sent = get_method("full", sentences, scorer="reranker", expand=0).retrieve([QUESTION])[0]
     wide = get_method(
-        "full", index, scorer="reranker", expand=0, unit="passage", passage_cut=False
+        "full", sentences, scorer="reranker", expand=0, unit="passage", passage_cut=False
     ).retrieve([QUESTION])[0]
     rows = {
         (r["doc_id"], r["idx"]): r
-        for r in index.sentence_rows(
+        for r in sentences.sentence_rows(
             sorted({s.chunk.doc_id for s in sent.context.chunks})
         ).to_pylist()
     }
@@ -119,27 +113,27 @@ def test_passage_unit_widens_each_sentence_to_its_passage(index: Index) -> None:
     assert {(s.chunk.doc_id, s.chunk.index) for s in wide.context.chunks} == want
     assert wide.trace["selection"]["passages"]["sentences"] == len(want)
     _check_context(wide)
-    capped = get_method("full", index, scorer="reranker", unit="passage", budget=60).retrieve(
+    capped = get_method("full", sentences, scorer="reranker", unit="passage", budget=60).retrieve(
         [QUESTION]
     )[0]
     assert 0 < capped.context.n_tokens <= 60
 
 
-def _passage_rows(index: Index, docs: set[str]) -> dict[tuple[str, int], int]:
+def _passage_rows(sentences: Index, docs: set[str]) -> dict[tuple[str, int], int]:
     return {
         (r["doc_id"], int(r["idx"])): int(r["passage"])
-        for r in index.sentence_rows(sorted(docs)).to_pylist()
+        for r in sentences.sentence_rows(sorted(docs)).to_pylist()
     }
 
 
-def test_passage_cut_counts_passages_not_sentences(index: Index) -> None:
-    r = get_method("full", index, scorer="reranker", unit="passage", min_k=2, floor=0.0).retrieve(
-        [QUESTION]
-    )[0]
+def test_passage_cut_counts_passages_not_sentences(sentences: Index) -> None:
+    r = get_method(
+        "full", sentences, scorer="reranker", unit="passage", min_k=2, floor=0.0
+    ).retrieve([QUESTION])[0]
     cut = r.trace["selection"]["passage_cut"]
     assert 1 <= cut["passages"] <= cut["sentences"]
     docs = {s.chunk.doc_id for s in r.candidates}
-    of = _passage_rows(index, docs)
+    of = _passage_rows(sentences, docs)
     chosen = {(s.chunk.doc_id, of[(s.chunk.doc_id, s.chunk.index)]) for s in r.context.chunks}
     assert len(chosen) >= 2  # min_k = 2 counts passages
     for doc, p in chosen:  # every chosen passage is whole (no budget)
@@ -148,7 +142,7 @@ def test_passage_cut_counts_passages_not_sentences(index: Index) -> None:
     best = max(r.candidates, key=lambda s: s.score)
     assert (best.chunk.doc_id, of[(best.chunk.doc_id, best.chunk.index)]) in chosen
     # The floor applies to the passages' best sentences.
-    tight = get_method("full", index, scorer="reranker", unit="passage", floor=0.9).retrieve(
+    tight = get_method("full", sentences, scorer="reranker", unit="passage", floor=0.9).retrieve(
         [QUESTION]
     )[0]
     top = max(s.score for s in tight.candidates)
@@ -158,14 +152,14 @@ def test_passage_cut_counts_passages_not_sentences(index: Index) -> None:
         FullConfig(passage_cut="yes")  # type: ignore[arg-type]
 
 
-def test_floor_and_bridge_hop(index: Index) -> None:
-    floored = get_method("full", index, scorer="reranker", floor=0.9, min_k=1).retrieve([QUESTION])[
-        0
-    ]
+def test_floor_and_bridge_hop(sentences: Index) -> None:
+    floored = get_method("full", sentences, scorer="reranker", floor=0.9, min_k=1).retrieve(
+        [QUESTION]
+    )[0]
     top = floored.candidates[0].score
     assert all(s.score >= 0.9 * top for s in floored.context.chunks)
     assert floored.trace["selection"]["floor"]["dropped"] >= 0
-    two = get_method("full", index, scorer="reranker", hops=2).retrieve([QUESTION])[0]
+    two = get_method("full", sentences, scorer="reranker", hops=2).retrieve([QUESTION])[0]
     bridge = next(s for s in two.candidates if s.chunk.id == two.trace["bridge"])
     best_doc = bridge.chunk.doc_id
     assert "hop" not in bridge.scores
@@ -174,8 +168,8 @@ def test_floor_and_bridge_hop(index: Index) -> None:
     assert all(s.score >= s.scores["hop"] - 1e-9 for s in hopped)
 
 
-def test_mcts_order_is_carrots_best_path(index: Index) -> None:
-    r = get_method("full", index, scorer="reranker", order="mcts", min_k=4, mcts_n=4).retrieve(
+def test_mcts_order_is_carrots_best_path(sentences: Index) -> None:
+    r = get_method("full", sentences, scorer="reranker", order="mcts", min_k=4, mcts_n=4).retrieve(
         [QUESTION]
     )[0]
     sel = r.trace["selection"]
@@ -185,11 +179,11 @@ def test_mcts_order_is_carrots_best_path(index: Index) -> None:
     assert 1 <= len(path) <= 4
 
 
-def test_bad_options_are_one_line_errors(index: Index) -> None:
+def test_bad_options_are_one_line_errors(sentences: Index) -> None:
     with pytest.raises(ConfigError, match=r"unknown option\(s\) .* for full: valid keys"):
-        get_method("full", index, min_K=3)
+        get_method("full", sentences, min_K=3)
     with pytest.raises(ConfigError, match="order must be"):
-        get_method("full", index, scorer="reranker", order="random")
+        get_method("full", sentences, scorer="reranker", order="random")
     with pytest.raises(ConfigError, match="expand"):
         FullConfig(expand=-1)
     with pytest.raises(ConfigError, match="unit"):
@@ -200,18 +194,17 @@ def test_bad_options_are_one_line_errors(index: Index) -> None:
         FullConfig(pareto="yes")  # type: ignore[arg-type]
 
 
-def test_index_without_sentences_builds_them_or_refuses_source_table(
-    sample_index_dir: Path,
-) -> None:
-    idx = Index.open(sample_index_dir)
+def test_index_without_sentences_builds_them_or_refuses_source_table(plain: Index) -> None:
     with pytest.raises(Exception, match="--sentences"):
-        get_method("full", idx, source="table")
-    (r,) = get_method("full", idx).retrieve([QUESTION])  # built from the retrieved chunks
+        get_method("full", plain, source="table")
+    (r,) = get_method("full", plain).retrieve([QUESTION])  # built from the retrieved chunks
     assert r.context.chunks and all(":s" in s.chunk.id for s in r.context.chunks)
 
 
-def test_feedback_loop_reselects_sentences_with_the_local_llm(index: Index, smollm2: Any) -> None:
-    m = FullMethod(index, FullConfig(scorer="reranker", min_k=2, max_rounds=2, feedback=True))
+def test_feedback_loop_reselects_sentences_with_the_local_llm(
+    sentences: Index, smollm2: Any
+) -> None:
+    m = FullMethod(sentences, FullConfig(scorer="reranker", min_k=2, max_rounds=2, feedback=True))
     ans = m.ask(QUESTION, smollm2, max_tokens=32)
     fb = ans.trace["feedback"]
     assert 1 <= len(fb["rounds"]) <= 2

@@ -26,16 +26,6 @@ QUESTION = "In which year did Champollion announce the decipherment of hieroglyp
 
 
 @pytest.fixture(scope="module")
-def plain(sample_index_dir: Path) -> Index:
-    return Index.open(sample_index_dir)
-
-
-@pytest.fixture(scope="module")
-def sentences(sentence_index_dir: Path) -> Index:
-    return Index.open(sentence_index_dir)
-
-
-@pytest.fixture(scope="module")
 def no_head(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shipped tagger folder with ``span_logits`` taken out of its graph's outputs: what a
     folder trained before the span head looks like (every other output unchanged)."""

@@ -3,7 +3,6 @@ indexes of the sample corpus with the shipped tagger."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,16 +26,6 @@ class _AnyInt:
 
 
 ANY_INT = _AnyInt()
-
-
-@pytest.fixture(scope="module")
-def plain(sample_index_dir: Path) -> Index:
-    return Index.open(sample_index_dir)
-
-
-@pytest.fixture(scope="module")
-def sentences(sentence_index_dir: Path) -> Index:
-    return Index.open(sentence_index_dir)
 
 
 def _kept_are_above_threshold(r: Any) -> None:

@@ -196,29 +196,10 @@ class Method:
         cfg = getattr(self, "config", None)
         return asdict(cfg) if cfg is not None else {}
 
-    def ask(
-        self,
-        question: str,
-        llm: LLM | None,
-        *,
-        options: list[str] | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        price_in_per_m: float | None = None,
-        price_out_per_m: float | None = None,
-        total_budget: int | None = None,
-    ) -> Answer:
-        """Retrieve, then answer with ``llm`` (None: with the answer span alone, see
-        :meth:`answer`); the answer carries the full trace."""
-        r = self.retrieve([question])[0]
-        return self.answer(
-            r,
-            llm,
-            options=options,
-            max_tokens=max_tokens,
-            price_in_per_m=price_in_per_m,
-            price_out_per_m=price_out_per_m,
-            total_budget=total_budget,
-        )
+    def ask(self, question: str, llm: LLM | None, **options: Any) -> Answer:
+        """Retrieve, then answer with ``llm`` (None: with the answer span alone); ``options``
+        are :meth:`answer`'s keywords, declared there once. The answer carries the full trace."""
+        return self.answer(self.retrieve([question])[0], llm, **options)
 
     def answer(
         self,

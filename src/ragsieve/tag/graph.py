@@ -15,6 +15,7 @@ logits per word piece) beside the other outputs, which stay bit-identical.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,32 +31,45 @@ TOKEN_OUTPUT = "token_logits"
 SPAN_PREFIX = "span_head."
 
 
-def pooled_tensor(graph: Any) -> str:
-    """The passage head's input: walking back from ``passage_logit``, the first ``Div`` (the
-    mean pooling's division by the token count), as both the fp32 and the int8 export write it.
-    Raises :class:`ConfigError` for a graph without one (not a tagger)."""
+def _first_before(graph: Any, output: str, ops: tuple[str, ...], what: str) -> Any:
+    """Walking back breadth-first from ``output``, the first node whose type is in ``ops``: how
+    both heads find their input in the fp32 and int8 exports. Raises :class:`ConfigError`
+    naming ``what`` for a graph without one (not a tagger)."""
     producer = {o: n for n in graph.node for o in n.output}
-    todo, seen = [PASSAGE_OUTPUT], set()
+    todo, seen = [output], set()
     while todo:
         node = producer.get(todo.pop(0))
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
-        if node.op_type == "Div":
-            return str(node.output[0])
+        if node.op_type in ops:
+            return node
         todo += list(node.input)
-    raise ConfigError(f"no mean-pooled state before {PASSAGE_OUTPUT!r}: not a tagger graph")
+    raise ConfigError(f"no {what} before {output!r}: not a tagger graph")
+
+
+def _with_output(model: Path, find: Callable[[Any], str]) -> tuple[bytes, str]:
+    """The serialised graph of ``model`` with the tensor ``find`` names as one more output, and
+    that name. Every other output is bit-identical (tests/tag/test_graph.py)."""
+    import onnx
+
+    m = onnx.load(str(model))
+    name = find(m.graph)
+    m.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
+    return bytes(m.SerializeToString()), name
+
+
+def pooled_tensor(graph: Any) -> str:
+    """The passage head's input: walking back from ``passage_logit``, the first ``Div`` (the
+    mean pooling's division by the token count), as both the fp32 and the int8 export write it.
+    Raises :class:`ConfigError` for a graph without one (not a tagger)."""
+    return str(_first_before(graph, PASSAGE_OUTPUT, ("Div",), "mean-pooled state").output[0])
 
 
 def with_pooled_output(model: Path) -> tuple[bytes, str]:
     """The serialised graph of ``model`` with the passage head's input as one more output, and
     that output's name. Every other output is bit-identical (tests/tag/test_graph.py)."""
-    import onnx
-
-    m = onnx.load(str(model))
-    name = pooled_tensor(m.graph)
-    m.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
-    return bytes(m.SerializeToString()), name
+    return _with_output(model, pooled_tensor)
 
 
 def replace_passage_head(model: Path, out: Path, weight: np.ndarray, bias: float) -> None:
@@ -98,28 +112,13 @@ def hidden_tensor(graph: Any) -> str:
     from ``token_logits``, the input of the first ``MatMul`` (fp32 export) or
     ``DynamicQuantizeLinear`` (int8 export). Raises :class:`ConfigError` for a graph without
     one (not a tagger)."""
-    producer = {o: n for n in graph.node for o in n.output}
-    todo, seen = [TOKEN_OUTPUT], set()
-    while todo:
-        node = producer.get(todo.pop(0))
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.op_type in ("MatMul", "DynamicQuantizeLinear"):
-            return str(node.input[0])
-        todo += list(node.input)
-    raise ConfigError(f"no hidden state before {TOKEN_OUTPUT!r}: not a tagger graph")
+    ops = ("MatMul", "DynamicQuantizeLinear")
+    return str(_first_before(graph, TOKEN_OUTPUT, ops, "hidden state").input[0])
 
 
 def with_hidden_output(model: Path) -> tuple[bytes, str]:
-    """The serialised graph of ``model`` with the last hidden state as one more output, and
-    that output's name. Every other output is bit-identical (tests/tag/test_graph.py)."""
-    import onnx
-
-    m = onnx.load(str(model))
-    name = hidden_tensor(m.graph)
-    m.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
-    return bytes(m.SerializeToString()), name
+    """As :func:`with_pooled_output`, with the last hidden state as the one more output."""
+    return _with_output(model, hidden_tensor)
 
 
 def has_span_output(model: Path) -> bool:
