@@ -151,18 +151,7 @@ class Answer:
             "question": self.question,
             "method": self.method,
             "answer": self.text,
-            "context": [
-                {
-                    "chunk_id": s.chunk.id,
-                    "doc_id": s.chunk.doc_id,
-                    "title": s.chunk.title,
-                    "text": s.chunk.text,
-                    "score": s.score,
-                    "start": s.chunk.start,
-                    "end": s.chunk.end,
-                }
-                for s in self.context.chunks
-            ],
+            "context": [_located(s) for s in self.context.chunks],
             "tokens": {
                 "context": self.context.n_tokens,
                 "prompt": self.usage.prompt_tokens,
@@ -175,18 +164,21 @@ class Answer:
         }
 
 
+def _located(s: Scored) -> dict[str, Any]:
+    """One scored chunk with where it stands in its document: a row of an answer's ``context``
+    and, with its token count, of a search's ``results``."""
+    c = s.chunk
+    return {
+        "chunk_id": c.id,
+        "doc_id": c.doc_id,
+        "title": c.title,
+        "text": c.text,
+        "score": s.score,
+        "start": c.start,
+        "end": c.end,
+    }
+
+
 def scored_json(items: Sequence[Scored]) -> list[dict[str, Any]]:
     """The ``results`` of ``ragsieve search --json`` and ``POST /search`` (one shape for both)."""
-    return [
-        {
-            "chunk_id": s.chunk.id,
-            "doc_id": s.chunk.doc_id,
-            "title": s.chunk.title,
-            "text": s.chunk.text,
-            "score": s.score,
-            "start": s.chunk.start,
-            "end": s.chunk.end,
-            "tokens": s.chunk.n_tokens,
-        }
-        for s in items
-    ]
+    return [{**_located(s), "tokens": s.chunk.n_tokens} for s in items]

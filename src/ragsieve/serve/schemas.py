@@ -7,13 +7,14 @@ here document them in the OpenAPI schema.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ragsieve.defaults import DEFAULT_MAX_TOKENS
 from ragsieve.methods import DEFAULT_METHOD
 from ragsieve.serve.limits import MAX_BUDGET, MAX_K
+from ragsieve.types import SourceSpan
 
 # ----------------------------------------------------------------------------- limits
 #: Longest query / question accepted, in characters (a paragraph, not a document).
@@ -181,20 +182,17 @@ class ExplainResponse(BaseModel):
     documents: list[EvidenceDocument]
 
 
-class AnswerSpan(BaseModel):
-    """The tagger's answer span, located: ``text`` is characters ``start``-``end`` of document
-    ``doc_id`` (offsets as a context chunk's), inside the sentence unit ``chunk_id``."""
-
-    text: str
-    #: The span head's probability (start times end), in (0, 1]; higher is surer.
-    score: float
-    doc_id: str
-    chunk_id: str
-    start: int
-    end: int
-    title: str
-    #: Whether its unit is in ``context`` (a budget can leave a kept sentence out).
-    in_context: bool
+#: The tagger's answer span as ``/ask`` writes it (:meth:`SourceSpan.to_json`): the fields of
+#: :class:`~ragsieve.types.SourceSpan` (taken from it, so that the two cannot drift apart), each
+#: one required, and ``in_context``: whether its unit is in ``context`` (a budget can leave a
+#: kept sentence out). ``score`` is the span head's probability (start times end), in (0, 1].
+AnswerSpan = create_model(
+    "AnswerSpan",
+    __doc__="The tagger's answer span, located: ``text`` is characters ``start``-``end`` of "
+    "document ``doc_id`` (offsets as a context chunk's), inside the sentence unit ``chunk_id``.",
+    **{name: (kind, ...) for name, kind in get_type_hints(SourceSpan).items()},
+    in_context=(bool, ...),
+)
 
 
 class AskResponse(BaseModel):
