@@ -9,15 +9,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import onnx
 import pytest
 from scripted_llm import scripted_llm
 
 from ragsieve.index import Index
 from ragsieve.methods import build_method, get_method
 from ragsieve.methods.base import Retrieval
+from ragsieve.tag.graph import drop_span_head
 from ragsieve.tag.model import shipped_model_dir
-from ragsieve.tag.span import SPAN_OUTPUT
 from ragsieve.types import Answer, Chunk, Context, Scored, SourceSpan
 
 pytestmark = pytest.mark.integration
@@ -27,19 +26,13 @@ QUESTION = "In which year did Champollion announce the decipherment of hieroglyp
 
 @pytest.fixture(scope="module")
 def no_head(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The shipped tagger folder with ``span_logits`` taken out of its graph's outputs: what a
-    folder trained before the span head looks like (every other output unchanged)."""
+    """The shipped tagger folder with its span head dropped (``drop_span_head``): what a folder
+    trained before the span head looks like (every other output bit-identical)."""
     out = tmp_path_factory.mktemp("tagger") / "no-span"
     shutil.copytree(shipped_model_dir(), out)
-    for name in ("model.onnx", "model_fp32.onnx"):
-        path = out / name
-        if not path.is_file():
-            continue
-        model = onnx.load(str(path))
-        keep = [o for o in model.graph.output if o.name != SPAN_OUTPUT]
-        del model.graph.output[:]
-        model.graph.output.extend(keep)
-        onnx.save(model, str(path))
+    for path in (out / "model.onnx", out / "model_fp32.onnx"):
+        if path.is_file():
+            drop_span_head(path, path)
     return out
 
 
