@@ -218,7 +218,7 @@ def test_junk_lines_are_inserted_at_zero_and_spare_unknown_labels(
     passage label, gold sentences and answer as they were, and never touch paragraph gold."""
     import random
 
-    from ragsieve.tag.data import add_junk
+    from ragsieve.tag.junk import add_junk
     from ragsieve.text import has_words
 
     out = add_junk(examples, random.Random(3), 1.0)

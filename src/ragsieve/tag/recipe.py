@@ -13,7 +13,7 @@ term asks that its best sentence be kept; binary cross-entropy of the passage he
 passage label; and, where the window holds the answer text inside a gold sentence, the span
 head's start and end cross-entropy (SQuAD's extractive reader on the same encoder: issue 44,
 item 6). A share of the passages also gets layout lines (page numbers, running heads, rules)
-labelled 0 (:func:`~ragsieve.tag.data.add_junk`). (Provence labels tokens with an LLM's
+labelled 0 (:func:`~ragsieve.tag.junk.add_junk`). (Provence labels tokens with an LLM's
 sentence choices; ours come from the datasets' own gold, so the loss is on pooled sentence
 logits, which is what inference thresholds.) :func:`mix` is what one pass reads;
 :func:`train_net` runs the passes through the training harness's
@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 
 from ragsieve.errors import ConfigError
-from ragsieve.tag.data import UNKNOWN, Example, SourceSizes, add_junk, vary_lengths
+from ragsieve.tag.data import UNKNOWN, Example, SourceSizes, vary_lengths
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, find_answer, load_tokenizer
+from ragsieve.tag.junk import add_junk
 from ragsieve.tag.net import (
     SPAN_HEAD,
     build_net,
@@ -82,7 +83,7 @@ class TaggerTrainConfig:
     #: Share of passages cut to windows of 1-10 sentences (``tag.data.vary_lengths``).
     vary_rate: float = 0.4
     #: Share of sentence-labelled passages given one or two layout lines labelled 0
-    #: (``tag.data.add_junk``; issue 44 item 3). 0 restores the recipe before it.
+    #: (``tag.junk.add_junk``; issue 44 item 3). 0 restores the recipe before it.
     junk_rate: float = 0.05
     #: Weight of the span head's start/end cross-entropy (issue 44 item 6; the other auxiliary
     #: terms' 0.5). 0 trains no span target (the head stays at its initial weights).
