@@ -112,8 +112,19 @@ def onnx_state_dict(path: Path, head: str = "passage_head") -> dict[str, Any]:
         elif base.endswith(".weight"):  # a head quantised without transposition
             state[rename(base)] = torch.from_numpy(np.ascontiguousarray(deq(base).T))
     for name, value in init.items():
-        if name.endswith((".bias", "LayerNorm.weight")) and not name.startswith("onnx::"):
+        # an added span head's layers are read below
+        if name.endswith((".bias", "LayerNorm.weight")) and not name.startswith(
+            ("onnx::", SPAN_HEAD)
+        ):
             state[rename(name)] = torch.from_numpy(np.array(value, dtype=np.float32).reshape(-1))
+    # A span head added to a trained graph (``graph.add_span_head``: fp32 ``span_head.0.*``,
+    # ``hidden @ W + b``) is the network's span head when it is one linear layer; an MLP head
+    # has no place in this network and is left out.
+    if f"{SPAN_HEAD}0.weight" in init and f"{SPAN_HEAD}1.weight" not in init:
+        w = np.asarray(init[f"{SPAN_HEAD}0.weight"], dtype=np.float32).T
+        state[f"{SPAN_HEAD}weight"] = torch.from_numpy(np.ascontiguousarray(w))
+        b = np.asarray(init[f"{SPAN_HEAD}0.bias"], dtype=np.float32).reshape(-1)
+        state[f"{SPAN_HEAD}bias"] = torch.from_numpy(b)
     return state
 
 
