@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,10 +23,25 @@ from ragsieve.tag.span import (
     SpanTagged,
     best_spans,
     char_span,
-    find_answer,
     piece_offsets,
-    piece_span,
 )
+
+
+def piece_span(tokenizer: Any, text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The word pieces ``(first, last)`` of ``text`` that cover characters ``[start, end)``
+    (an answer's location; None when no piece lies inside). The inverse of :func:`char_span`
+    up to piece boundaries."""
+    offsets = piece_offsets(tokenizer, text)
+    inside = [k for k, (a, b) in enumerate(offsets) if a < end and b > start]
+    return (inside[0], inside[-1]) if inside else None
+
+
+def find_answer(text: str, answer: str) -> tuple[int, int] | None:
+    """Characters ``[start, end)`` of the first occurrence of ``answer`` in ``text`` (case
+    ignored), or None."""
+    key = answer.strip().lower()
+    at = text.lower().find(key) if key else -1
+    return (at, at + len(key)) if at >= 0 else None
 
 
 def _folder(root: Path, name: str) -> Path:

@@ -97,23 +97,6 @@ def char_span(tokenizer: Any, text: str, first: int, last: int) -> tuple[int, in
     return int(offsets[first][0]), int(offsets[last][1])
 
 
-def piece_span(tokenizer: Any, text: str, start: int, end: int) -> tuple[int, int] | None:
-    """The word pieces ``(first, last)`` of ``text`` that cover characters ``[start, end)``
-    (an answer's location; None when no piece lies inside). The inverse of :func:`char_span`
-    up to piece boundaries."""
-    offsets = piece_offsets(tokenizer, text)
-    inside = [k for k, (a, b) in enumerate(offsets) if a < end and b > start]
-    return (inside[0], inside[-1]) if inside else None
-
-
-def find_answer(text: str, answer: str) -> tuple[int, int] | None:
-    """Characters ``[start, end)`` of the first occurrence of ``answer`` in ``text`` (case
-    ignored), or None."""
-    key = answer.strip().lower()
-    at = text.lower().find(key) if key else -1
-    return (at, at + len(key)) if at >= 0 else None
-
-
 @dataclass(frozen=True)
 class SpanTagged(Tagged):
     """A :class:`Tagged` from a tagger with a span head: ``spans[i]`` is sentence i's best
