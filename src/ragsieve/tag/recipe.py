@@ -148,8 +148,8 @@ def _items(enc: PassageEncoder, examples: list[Example]) -> list[_Item]:
             texts.setdefault(f"{ex.title}:", len(texts))
         for s in ex.sentences:
             texts.setdefault(s, len(texts))
-        if ex.answer:
-            texts.setdefault(f" {ex.answer}", len(texts))
+        if ex.answer:  # the same text as a sentence has the same word pieces
+            texts.setdefault(ex.answer, len(texts))
     keys = list(texts)
     ids: list[list[int]] = []
     for start in range(0, len(keys), 50_000):
@@ -172,7 +172,7 @@ def _items(enc: PassageEncoder, examples: list[Example]) -> list[_Item]:
         span = (-1, -1)
         if ex.answer and plabel == 1:
             gold = {i for i, y in enumerate(labels) if y in (1, UNKNOWN)}
-            span = find_answer(w, ids[texts[f" {ex.answer}"]], gold) or span
+            span = find_answer(w, ids[texts[ex.answer]], gold) or span
         out.append(_Item(w, labels, plabel, mil, span=span))
     return out
 
