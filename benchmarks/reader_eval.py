@@ -70,6 +70,7 @@ def run_reader(reader: str, args: argparse.Namespace) -> tuple[list[dict], dict[
     span = spec == SPAN
     llm = None if span else get_llm(spec, **opts)
     dataset = load_dataset(args.dataset, limit=args.limit)
+    dataset = dataset.pooled() if args.pool else dataset
     rows, stopped = [], {}
     for method in parse_methods(args.methods):  # one run per method: loop stops per method
         cfg = EvalConfig(
@@ -125,6 +126,7 @@ def main() -> None:
     ap.add_argument("--base", default="naive", help="the method the others are paired with")
     ap.add_argument("--base-reader", default=None, help="pair with the same method here")
     ap.add_argument("--budget", type=int, default=None)
+    ap.add_argument("--pool", action="store_true", help="all questions' documents, one corpus")
     ap.add_argument("--max-tokens", type=int, default=64)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
@@ -133,7 +135,8 @@ def main() -> None:
         readers.insert(0, args.base_reader)
     data = {r: run_reader(r, args) for r in readers}
     lines = [
-        f"{args.dataset}, first {args.limit} questions, budget {args.budget}, "
+        f"{args.dataset}{' pooled' if args.pool else ''}, first {args.limit} questions, "
+        f"budget {args.budget}, "
         f"max tokens {args.max_tokens}; base: "
         + (f"reader {args.base_reader}" if args.base_reader else f"method {args.base}"),
         "",
