@@ -267,6 +267,13 @@ def test_the_default_tagger_prunes_directly_without_a_working_index(
     assert any(is_answer(p.text) for p in res.pieces)
     assert res.indexed == 0 and res.retrieval is not None and res.retrieval.trace["direct"]
     assert set(res.retrieval.timings) == {"tag", "select"}
+    # the shipped tagger's answer span comes through, located in its passage
+    span = res.span
+    assert span is not None and span.text and res.retrieval.span is not None
+    assert pool[span.passage].text[span.start : span.end] == span.text
+    assert any(
+        p.passage == span.passage and p.start <= span.start < span.end <= p.end for p in res.pieces
+    )
     with pytest.raises(ConfigError, match="no index"):
         _ = sel.index
     sel.close()

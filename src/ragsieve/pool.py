@@ -105,7 +105,8 @@ class PoolResult:
 
     ``retrieval`` is the method's :class:`~ragsieve.methods.Retrieval` (trace, candidates,
     per-stage timings), None when there was nothing to select from. ``indexed`` counts the
-    passages this call had to index and ``index_seconds`` what that cost.
+    passages this call had to index and ``index_seconds`` what that cost. ``span`` is the
+    tagger's extractive answer inside its passage (None: the method gives none).
     """
 
     question: str
@@ -114,6 +115,7 @@ class PoolResult:
     retrieval: Retrieval | None = None
     indexed: int = 0
     index_seconds: float = 0.0
+    span: Piece | None = None
 
     @property
     def text(self) -> str:
@@ -326,7 +328,8 @@ class PoolSelector:
             return PoolResult(question, self.method_name)
         if self.direct:
             r = self._select_direct(question, docs)
-            return PoolResult(question, self.method_name, self._pieces(r, owner), r)
+            pieces, span = self._pieces(r, owner), self._span(r, owner)
+            return PoolResult(question, self.method_name, pieces, r, span=span)
         with self._lock:
             self.warm_up()
             assert self._index is not None and self._method is not None
@@ -337,7 +340,8 @@ class PoolSelector:
                 self._known.update(d.id for d in new)
             index_s = time.perf_counter() - t0 if new else 0.0
             r = self._method.retrieve([question], [list(owner)])[0]
-        return PoolResult(question, self.method_name, self._pieces(r, owner), r, len(new), index_s)
+        pieces, span = self._pieces(r, owner), self._span(r, owner)
+        return PoolResult(question, self.method_name, pieces, r, len(new), index_s, span)
 
     def _select_direct(self, question: str, docs: list[Document]) -> Retrieval:
         """The tagger over each passage's paragraphs, as the ``tagger`` method selects (its
@@ -359,7 +363,15 @@ class PoolSelector:
             "candidates": scored_trace(cands),
             **selection_trace(sel),
         }
-        return Retrieval(question, sel.context, cands, trace, timings)
+        return Retrieval(question, sel.context, cands, trace, timings, sel.span)
+
+    @staticmethod
+    def _span(r: Retrieval, owner: dict[str, int]) -> Piece | None:
+        """The answer span as a piece of its passage (offsets into the passage's text)."""
+        s = r.span
+        if s is None or s.doc_id not in owner:
+            return None
+        return Piece(s.text, float(s.score), owner[s.doc_id], s.start, s.end, s.chunk_id, s.doc_id)
 
     @staticmethod
     def _pieces(r: Retrieval, owner: dict[str, int]) -> list[Piece]:
