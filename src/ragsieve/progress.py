@@ -11,8 +11,13 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import TracebackType
+
+#: A progress callback, ``(stage, done, total)``: what ``ragsieve index``, a method's stages
+#: and an evaluation report to, and what :class:`PipedProgress` and the CLI's bars print.
+Progress = Callable[[str, int, int], None]
 
 #: A line at least this often while a stage runs (seconds).
 EVERY_S = 10.0
@@ -20,6 +25,21 @@ EVERY_S = 10.0
 #: state, the heartbeat and its end, like any stage): a quick read stays silent, as it always
 #: was, and a file named on the command line that cannot be read stays one ``error:`` line.
 QUIET_START_S = 2.0
+
+
+@contextmanager
+def reported(progress: Progress | None, stage: str) -> Iterator[None]:
+    """Report ``stage`` as started (0/1) and, once the block ends, done (1/1): a long step (a
+    reranker pass, an LLM call, a batch of sentence vectors) is never silent. Nothing without a
+    callback."""
+    if progress is None:
+        yield
+        return
+    progress(stage, 0, 1)
+    try:
+        yield
+    finally:
+        progress(stage, 1, 1)
 
 
 def _stderr_line(line: str) -> None:

@@ -28,7 +28,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,9 +48,8 @@ from ragsieve.llm.cost import (
 )
 from ragsieve.methods import MethodSpec, build_method, method_needs_sentences, parse_methods
 from ragsieve.metrics import aggregate, answer_metrics, context_metrics, ranked_metrics
+from ragsieve.progress import Progress
 from ragsieve.types import Document
-
-Progress = Callable[[str, int, int], None]
 
 #: Metrics shown in the printed table, in order, when present.
 TABLE_COLUMNS = [

@@ -7,7 +7,6 @@ the settings and their defaults without the write path (:mod:`ragsieve.index.sto
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -74,9 +73,6 @@ DEFAULT_CHUNK_TOKENS = {"fixed": 200, "paragraph": 512, "sage": 400, "sentences"
 
 #: Largest chunk size accepted (an embedder reads at most a few hundred tokens anyway).
 MAX_CHUNK_TOKENS = 100_000
-
-Progress = Callable[[str, int, int], None]
-"""Progress callback: (stage, done, total)."""
 
 
 @dataclass(frozen=True)

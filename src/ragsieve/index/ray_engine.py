@@ -47,7 +47,6 @@ import pyarrow.compute as pc
 
 from ragsieve.embed import index_embedder
 from ragsieve.errors import ConfigError, IndexStoreError, InputError, RagsieveError
-from ragsieve.index.config import Progress
 from ragsieve.index.manifest import CHUNKS, DOCUMENTS
 from ragsieve.index.sentences import (
     SENTENCES,
@@ -67,6 +66,7 @@ from ragsieve.index.tables import (
 )
 from ragsieve.index.writer import AddReport
 from ragsieve.io import check_documents, list_files, read_source
+from ragsieve.progress import Progress
 from ragsieve.segment import get_segmenter
 from ragsieve.types import Document
 

@@ -47,7 +47,6 @@ from ragsieve.index.config import (
     MAX_CHUNK_TOKENS,
     AnnSettings,
     IndexConfig,
-    Progress,
     ann_settings,
     config_mismatch,
 )
@@ -86,6 +85,7 @@ from ragsieve.index.tables import (
     sha256_text,
 )
 from ragsieve.index.writer import AddReport, IndexWriter
+from ragsieve.progress import Progress
 from ragsieve.segment import get_segmenter
 from ragsieve.types import Chunk, Document
 

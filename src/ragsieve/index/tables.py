@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ragsieve.index.config import IndexConfig, Progress, ann_settings
+from ragsieve.index.config import IndexConfig, ann_settings
 from ragsieve.index.manifest import CHUNKS, DOCUMENTS, FORMAT_VERSION, SCHEMA_KEY
 from ragsieve.index.sentences import SENTENCES, sentence_schema, unit_fields
+from ragsieve.progress import Progress
 from ragsieve.types import Chunk, Document
 
 #: Documents are chunked, embedded and written in batches of this many chunks (bounded memory).

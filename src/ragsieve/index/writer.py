@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from ragsieve.checks import check_documents, check_paths
 from ragsieve.embed import Embedder, index_embedder
 from ragsieve.errors import ConfigError
-from ragsieve.index.config import IndexConfig, Progress, ann_settings, config_mismatch
+from ragsieve.index.config import IndexConfig, ann_settings, config_mismatch
 from ragsieve.index.diskfull import no_space_is_an_error
 from ragsieve.index.location import Location
 from ragsieve.index.manifest import (
@@ -53,6 +53,7 @@ from ragsieve.index.tables import (
     schema_note,
     sha256_text,
 )
+from ragsieve.progress import Progress
 from ragsieve.segment import get_segmenter, segment_checked
 from ragsieve.types import Chunk, Document
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +25,7 @@ from ragsieve.llm.cost import (
     answer_prices,
     llm_cost,
 )
+from ragsieve.progress import Progress, reported
 from ragsieve.rerank.base import Reranker, rerank
 from ragsieve.retrieve.base import DocFilter, Retriever
 from ragsieve.select.base import Selection, Selector, make_context
@@ -41,24 +41,6 @@ if TYPE_CHECKING:
 #: (:func:`ragsieve.llm.cost.answer_prices`).
 PRICE_IN_PER_M = DEFAULT_PRICE_IN_PER_M
 PRICE_OUT_PER_M = DEFAULT_PRICE_OUT_PER_M
-
-#: A progress callback, ``(stage, done, total)``: the protocol of ``ragsieve index``'s progress
-#: (:mod:`ragsieve.progress`), so the CLI's progress object prints a method's stages too.
-Progress = Callable[[str, int, int], None]
-
-
-@contextmanager
-def reported(progress: Progress | None, stage: str) -> Iterator[None]:
-    """Report ``stage`` as started (0/1) and, once the block ends, done (1/1): a long step of
-    a method (a reranker pass, an LLM call) is never silent. Nothing without a callback."""
-    if progress is None:
-        yield
-        return
-    progress(stage, 0, 1)
-    try:
-        yield
-    finally:
-        progress(stage, 1, 1)
 
 
 @dataclass

@@ -38,10 +38,10 @@ from ragsieve.methods.base import (
     Retrieval,
     capped,
     generate_answer,
-    reported,
     selection_trace,
     timed,
 )
+from ragsieve.progress import reported
 from ragsieve.select.base import Selector
 from ragsieve.types import Answer, Context, Usage
 

@@ -28,7 +28,7 @@ candidate: the Pareto ranking (:mod:`ragsieve.retrieve.pareto`) and the methods 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,6 +43,7 @@ from ragsieve.index.sentences import (
     sentence_id,
     sentence_schema,
 )
+from ragsieve.progress import Progress, reported
 from ragsieve.segment.base import sentences_of
 from ragsieve.text import count_tokens_batch
 from ragsieve.types import Chunk, Document, Sentence
@@ -56,8 +57,6 @@ if TYPE_CHECKING:
 SOURCES = ("auto", "table", "chunks")
 #: Documents whose split (sentences and paragraph passages) is kept between questions.
 DOC_CACHE = 64
-
-Progress = Callable[[str, int, int], None]
 
 
 def check_source(source: str, source_chunks: object = ...) -> None:
@@ -161,32 +160,29 @@ class ChunkSentences:
         if not docs:
             return out_schema.empty_table()
         stage = f"{label}embed {sum(len(s) for _, s, _ in docs)} sentences of {len(chunks)} chunks"
-        if progress is not None and vectors:
-            progress(stage, 0, 1)
         texts = [s.text for _, sents, _ in docs for s in sents]
         n = len(texts)
-        if vectors:
-            embedder = self.index.embedder
-            core = np.asarray(embedder.embed(texts), dtype=np.float32)
-            if self.opts.context == "late":
-                parts = late_context_vectors(
-                    [[s.text for s in sents] for _, sents, _ in docs],
-                    [ps for _, _, ps in docs],
-                    embedder,
-                    self.dim,
-                )
+        with reported(progress if vectors else None, stage):
+            if vectors:
+                embedder = self.index.embedder
+                core = np.asarray(embedder.embed(texts), dtype=np.float32)
+                if self.opts.context == "late":
+                    parts = late_context_vectors(
+                        [[s.text for s in sents] for _, sents, _ in docs],
+                        [ps for _, _, ps in docs],
+                        embedder,
+                        self.dim,
+                    )
+                else:
+                    parts, pos, form = [], 0, self.opts.context
+                    for _, sents, ps in docs:
+                        k = len(sents)
+                        cut = slice(pos, pos + k)
+                        parts.append(context_vectors(core[cut], ps, texts[cut], form, embedder))
+                        pos += k
+                context = np.concatenate(parts).astype(np.float32)
             else:
-                parts, pos, form = [], 0, self.opts.context
-                for _, sents, ps in docs:
-                    k = len(sents)
-                    cut = slice(pos, pos + k)
-                    parts.append(context_vectors(core[cut], ps, texts[cut], form, embedder))
-                    pos += k
-            context = np.concatenate(parts).astype(np.float32)
-        else:
-            core = context = np.zeros((n, self.dim), dtype=np.float32)
-        if progress is not None and vectors:
-            progress(stage, 1, 1)
+                core = context = np.zeros((n, self.dim), dtype=np.float32)
         link_idx, link_w = self._links(docs) if links else ([[]] * n, [[]] * n)
         every = [(d, s, p) for d, sents, ps in docs for s, p in zip(sents, ps, strict=True)]
         values = {
