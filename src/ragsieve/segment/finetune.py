@@ -71,11 +71,11 @@ def finetune(
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from ragsieve.embed.base import _minilm_dir
+    from ragsieve.embed.base import minilm_dir
     from ragsieve.segment.model import build_mlp, head_from_mlp
 
     device = begin(opts)
-    model = SentenceTransformer(str(_minilm_dir()), device=str(device))
+    model = SentenceTransformer(str(minilm_dir()), device=str(device))
     model.max_seq_length = cfg.max_seq
     dim = int(model.get_embedding_dimension() or 384)
     head = build_mlp([dim * len(features), *cfg.hidden, 1])
