@@ -81,7 +81,10 @@ TotalBudgetOpt = Annotated[
 ]
 MethodRetrieverOpt = Annotated[
     str | None,
-    typer.Option(help="dense | bm25 | hybrid (default: the method's own, dense for most)."),
+    typer.Option(
+        help="dense | bm25 | hybrid (default: the method's own: hybrid for tagger and full, "
+        "dense for the others)."
+    ),
 ]
 ConfigOpt = Annotated[
     Path | None,

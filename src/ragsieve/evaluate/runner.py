@@ -84,7 +84,7 @@ class EvalConfig:
     budget: int | None = None
     #: Prompt tokens of every LLM call for one question (:mod:`ragsieve.llm.budget`).
     total_budget: int | None = None
-    #: None: each method's own retriever (dense for most, hybrid for ``full``).
+    #: None: each method's own retriever (dense for most, hybrid for ``tagger`` and ``full``).
     retriever: str | None = None
     reranker: str | None = None
     no_llm: bool = False
