@@ -35,6 +35,9 @@ def test_compare_prints_naive_and_the_default_side_by_side(sample_index_dir: Pat
     assert p.returncode == 0, p.stderr
     for row in ("answer", "context tokens", "prompt tokens", "seconds", "kept"):
         assert row in p.stdout
+    # the tagger's span beside the answers (naive gives none)
+    assert default["span"] is not None and "answer span" in p.stdout
+    assert default["span"]["text"].split()[0] in p.stdout
     assert "sentence" in p.stdout and "fewer prompt tokens than naive" in p.stdout
     assert "cost" not in p.stdout
 
