@@ -102,6 +102,15 @@ def test_the_fitted_folder_adds_the_head_and_changes_nothing_else(fitted: Path) 
     feed = {k: arr[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
     span, hidden = sess.run([SPAN_OUTPUT, name], feed)
     assert np.allclose(span[0], apply_head(read_head(fitted), hidden[0]), atol=1e-4)
+    # read back into torch, the added linear head is the network's span head (strict load)
+    from ragsieve.tag.net import build_net, onnx_state_dict
+
+    state = onnx_state_dict(fitted / "model.onnx")
+    build_net().load_state_dict(state, strict=True)
+    ((w, b),) = read_head(fitted)
+    assert np.allclose(state["span_head.weight"].numpy(), w.T) and np.allclose(
+        state["span_head.bias"].numpy(), b
+    )
 
 
 def test_measure_scores_a_head_given_gold_and_through_prune(fitted: Path) -> None:

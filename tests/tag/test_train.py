@@ -349,7 +349,8 @@ def test_the_shipped_tagger_read_back_into_torch_scores_as_its_onnx_file(
                 probs = torch.sigmoid(sentence_logits_torch(tok, arr["sentence_of"], n))[0]
             mine += probs.tolist()
             theirs += tagged.probs[:n].tolist()
-    # the span head (added to the int8 graph as fp32) is read back as the network's span head
+    # the span head (trained jointly, int8 like the rest of the graph) is read back as the
+    # network's span head
     import onnxruntime as ort
 
     window = enc.windows("When was the first Fresnel lens installed?", passages[:1])[0]

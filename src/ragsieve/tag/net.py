@@ -112,9 +112,11 @@ def onnx_state_dict(path: Path, head: str = "passage_head") -> dict[str, Any]:
         elif base.endswith(".weight"):  # a head quantised without transposition
             state[rename(base)] = torch.from_numpy(np.ascontiguousarray(deq(base).T))
     for name, value in init.items():
-        # an added span head's layers are read below
-        if name.endswith((".bias", "LayerNorm.weight")) and not name.startswith(
-            ("onnx::", SPAN_HEAD)
+        # an added span head's layers (``span_head.0.*``) are read below; a jointly trained
+        # one's bias (``span_head.bias``) is the network's own, as its weight above
+        added = name.startswith(SPAN_HEAD) and name[len(SPAN_HEAD) : len(SPAN_HEAD) + 1].isdigit()
+        if name.endswith((".bias", "LayerNorm.weight")) and not (
+            name.startswith("onnx::") or added
         ):
             state[rename(name)] = torch.from_numpy(np.array(value, dtype=np.float32).reshape(-1))
     # A span head added to a trained graph (``graph.add_span_head``: fp32 ``span_head.0.*``,
