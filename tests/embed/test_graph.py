@@ -66,31 +66,30 @@ def test_a_graph_without_int8_weight_matmuls_is_a_one_line_error() -> None:
 
 
 def test_dropping_the_nan_guards_of_a_file_keeps_its_outputs_bit_identical(tmp_path: Path) -> None:
-    """What the training export runs on every model it writes: on the shipped tagger's file
-    (6 guards), the edited file scores real windows exactly as the original."""
+    """What the training export runs on every model it writes (the shipped tagger has none
+    left): on the shipped reranker's file (6 guards), the edited file scores real pairs exactly
+    as the original."""
     import shutil
 
     import onnx
 
     from ragsieve.embed.graph import drop_nan_guards
     from ragsieve.embed.onnx import cpu_session
-    from ragsieve.tag.model import OnnxTagger, shipped_model_dir
+    from ragsieve.rerank.cross_encoder import encode_pairs, load_tokenizer
+    from ragsieve.rerank.cross_encoder import shipped_model_dir as reranker_dir
+    from ragsieve.tag.model import shipped_model_dir
 
+    tagger_ops = [n.op_type for n in onnx.load(str(shipped_model_dir() / "model.onnx")).graph.node]
+    assert "IsNaN" not in tagger_ops  # the export dropped them
     edited = tmp_path / "model.onnx"
-    shutil.copy(shipped_model_dir() / "model.onnx", edited)
+    shutil.copy(reranker_dir() / "model.onnx", edited)
     assert drop_nan_guards(edited) == 6
     assert drop_nan_guards(edited) == 0  # nothing left to drop: the file is not rewritten
     assert "IsNaN" not in [n.op_type for n in onnx.load(str(edited)).graph.node]
-    tagger = OnnxTagger()
-    tagger.tag("q", [("t", ["x."])])
-    enc = tagger._encoder
-    assert enc is not None
-    windows = enc.windows(
-        "When was the first Fresnel lens installed?",
-        [("Lighthouses", ["Fresnel's first lens was installed in 1823."]), ("Bees", TEXTS[2:])],
-    )
-    batch = enc.batch(windows)  # two windows of different lengths: padding included
-    feed = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
-    want = tagger._session.run(None, feed)
-    got = cpu_session(edited, None, "edited tagger").run(None, feed)
+    tok = load_tokenizer(reranker_dir() / "tokenizer.json", 256)
+    q = "When was the first Fresnel lens installed?"
+    pairs = [(q, "Fresnel's first lens was installed in 1823."), (q, " ".join(TEXTS))]  # padded
+    feed = encode_pairs(tok, pairs)
+    want = cpu_session(reranker_dir() / "model.onnx", None, "reranker").run(None, feed)
+    got = cpu_session(edited, None, "edited reranker").run(None, feed)
     assert all(np.array_equal(a, b) for a, b in zip(want, got, strict=True))

@@ -23,8 +23,24 @@ JUNK = [
     "- 7 -",
     "4\nH",
     "(a)",
+    # table-of-contents lines: their words name a section found elsewhere (a techdocs-test
+    # question kept "84 / 7.7.3.2 ECDSA . . . ." from a PDF's contents pages)
+    "84\n7.7.3.2 ECDSA . . . . . . . . . . . . . . . .",
+    "Contents .......... 3",
 ]
-WORDS = ["Miscellanea", "Page 3", "-k", "- `%r`", "- `M`", "是", "BZ_OK", "x86 only"]
+WORDS = [
+    "Miscellanea",
+    "Page 3",
+    "-k",
+    "- `%r`",
+    "- `M`",
+    "是",
+    "BZ_OK",
+    "x86 only",
+    "He paused... then left.",  # an ellipsis is not a leader
+    "Wait.... what?",
+    "Version 1.2.3.4.5 is out.",
+]
 
 
 @pytest.mark.parametrize("unit", JUNK)

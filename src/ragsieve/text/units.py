@@ -20,13 +20,17 @@ _NAME = re.compile(r"[-%`\\][^\W\d_]")
 _WIDE = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 #: A Markdown code fence line alone, with its info string (```` ```python ````, ``~~~``).
 _FENCE_ONLY = re.compile(r"^\s*(?:`{3,}|~{3,})[\w+.#-]*\s*$")
+#: Dot leaders, five dots or more with at most one space between them: a table-of-contents or
+#: index line ("7.7.3.2 ECDSA . . . . . . 84"), which names a section and is never its content.
+_LEADERS = re.compile(r"(?:\. ?){5,}")
 
 
 def has_words(text: str) -> bool:
     """Whether ``text`` holds a word: two letters in a row, one letter named as code ("-a",
     "%r", "`M`": an option the reader may need) or one letter of a script written without
     spaces. A unit without one (a number alone, a rule, pipes, a code fence alone with or
-    without its language name) is layout, not evidence."""
-    if _FENCE_ONLY.match(text):
+    without its language name) is layout, not evidence; so is a table-of-contents line (dot
+    leaders), whose words only name a section found elsewhere."""
+    if _FENCE_ONLY.match(text) or _LEADERS.search(text):
         return False
     return bool(_WORD.search(text) or _NAME.search(text) or _WIDE.search(text))
