@@ -58,6 +58,11 @@ def test_prune_keeps_the_answer_sentence_of_passages_a_user_has(corpus_dir: Path
     assert kept and kept[0].passage == 1  # the relevant passage first
     assert any("In 1822 he announced" in k.text for k in kept)
     assert all(0.0 <= k.prob <= 1.0 for k in kept)
+    # the answer span, inside the kept sentence it was found in (the list stays a list)
+    assert isinstance(kept, list) and kept.span is not None and kept.span.passage == 1
+    home = next(k for k in kept if (k.passage, k.sentence) == (1, kept.span.sentence))
+    assert home.text[kept.span.start : kept.span.end] == kept.span.text == "1822"
+    assert prune(q, [rosetta], budget=1).span is None  # the budget left its sentence out
     fewer = prune(q, [bees, rosetta], threshold=0.9, hops=1)
     assert len(fewer) == 1 or all(k.prob >= 0.9 for k in fewer)  # one is always kept
     with pytest.raises(InputError, match="empty"):

@@ -30,6 +30,7 @@ from ragsieve.rerank import rerank as rerank_scored
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever
 from ragsieve.tag.prune import Kept
+from ragsieve.tag.span import AnswerSpan
 from ragsieve.types import Answer, Scored
 
 #: The highest price ``ask`` takes, dollars per 1M tokens (a typo guard, not a market bound).
@@ -177,6 +178,16 @@ def rerank(
     return out if top_k is None else out[:top_k]
 
 
+class KeptSentences(list[Kept]):
+    """What :func:`prune` returns: the kept sentences (a list, as it always was) and ``span``,
+    the tagger's extractive answer inside one of them: an :class:`AnswerSpan` whose ``passage``
+    indexes your passages and whose ``sentence`` and character offsets are the kept sentence's
+    (``kept.text[span.start:span.end] == span.text``). None when the model has no span head or
+    a budget left the span's sentence out."""
+
+    span: AnswerSpan | None = None
+
+
 def prune(
     question: str,
     passages: list[str] | list[tuple[str, str]],
@@ -190,7 +201,7 @@ def prune(
     passage_threshold: float | None = None,
     stack: bool = True,
     open_point: bool = False,
-) -> list[Kept]:
+) -> KeptSentences:
     """The sentences of ``passages`` that the evidence tagger keeps for ``question``, each with
     its keep probability and its paragraph's relevance: paragraph by paragraph, the most
     relevant paragraph first, sentences in source order inside a paragraph.
@@ -248,7 +259,13 @@ def prune(
         limits.append(int(rate * total))
     if limits:
         kept = _within(kept, min(limits))
-    return [replace(k, passage=owner[k.passage]) for k in kept]
+    out = KeptSentences(replace(k, passage=owner[k.passage]) for k in kept)
+    span = pruned.span
+    if span is not None and any(
+        (k.passage, k.sentence) == (span.passage, span.sentence) for k in kept
+    ):
+        out.span = replace(span, passage=owner[span.passage])
+    return out
 
 
 def _within(kept: list[Kept], limit: int) -> list[Kept]:

@@ -65,6 +65,9 @@ def test_prune_command_on_files(tmp_path: Path, corpus_dir: Path) -> None:
     assert rows and rows[0]["passage"].endswith("rosetta-stone.md")
     assert any("1822" in r["text"] for r in rows)
     assert all(0 <= r["prob"] <= 1 for r in rows)
+    text = run("prune", QUESTION, *map(str, files))
+    assert text.returncode == 0, text.stderr
+    assert 'span: "1822"' in text.stdout.splitlines()[-1]  # the answer, under the kept lines
     missing = run("prune", QUESTION, str(tmp_path / "nope.txt"))
     assert_one_line_error(missing, 2, "not a file")
     latin1 = tmp_path / "latin1.txt"

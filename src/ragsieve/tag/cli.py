@@ -143,6 +143,9 @@ def prune_cmd(
         return
     for k in kept:
         typer.echo(f"{k.prob:.3f} [{Path(labels[k.passage]).name}] {' '.join(k.text.split())}")
+    if kept.span is not None:  # the tagger's answer, inside a kept sentence
+        s = kept.span
+        typer.echo(f'span: "{s.text}" ({s.score:.2f}) [{Path(labels[s.passage]).name}]')
 
 
 def read_passages(path: Path) -> list[tuple[str, str, str]]:
