@@ -16,7 +16,6 @@ from ragsieve.errors import ConfigError
 from ragsieve.rerank.cross_encoder import shipped_model_dir as reranker_dir
 from ragsieve.tag.encode import PassageEncoder, load_tokenizer
 from ragsieve.tag.graph import (
-    SPAN_PREFIX,
     add_span_head,
     has_span_output,
     hidden_tensor,
@@ -26,7 +25,7 @@ from ragsieve.tag.graph import (
     with_pooled_output,
 )
 from ragsieve.tag.model import shipped_model_dir
-from ragsieve.tag.span import SPAN_OUTPUT
+from ragsieve.tag.span import SPAN_HEAD, SPAN_OUTPUT
 
 FEEDS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -130,8 +129,8 @@ def test_a_span_head_is_its_weights_over_the_hidden_state_and_changes_nothing_el
             assert np.allclose(span[0], want, atol=1e-3 * (1 + np.abs(want).max()))
     m = onnx.load(str(two))
     assert [o.name for o in m.graph.output] == ["token_logits", "passage_logit", SPAN_OUTPUT]
-    heads = {i.name for i in m.graph.initializer if i.name.startswith(SPAN_PREFIX)}
-    assert heads == {f"{SPAN_PREFIX}{k}.{p}" for k in (0, 1) for p in ("weight", "bias")}
+    heads = {i.name for i in m.graph.initializer if i.name.startswith(SPAN_HEAD)}
+    assert heads == {f"{SPAN_HEAD}{k}.{p}" for k in (0, 1) for p in ("weight", "bias")}
 
 
 def test_a_span_head_needs_two_outputs_and_a_tagger_graph(tmp_path: Path) -> None:

@@ -327,14 +327,14 @@ def read_head(model_dir: Path) -> Layers:
     import onnx
     from onnx import numpy_helper
 
-    from ragsieve.tag.graph import SPAN_PREFIX
+    from ragsieve.tag.span import SPAN_HEAD
 
     m = onnx.load(str(model_dir / MODEL_FILES["int8"]))
     inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
     layers = []
     k = 0
-    while f"{SPAN_PREFIX}{k}.weight" in inits:
-        layers.append((inits[f"{SPAN_PREFIX}{k}.weight"], inits[f"{SPAN_PREFIX}{k}.bias"]))
+    while f"{SPAN_HEAD}{k}.weight" in inits:
+        layers.append((inits[f"{SPAN_HEAD}{k}.weight"], inits[f"{SPAN_HEAD}{k}.bias"]))
         k += 1
     if not layers:
         raise ConfigError(f"the tagger in {model_dir} has no span head: fit one first")

@@ -23,12 +23,10 @@ import numpy as np
 
 from ragsieve.embed.graph import live_nodes
 from ragsieve.errors import ConfigError
-from ragsieve.tag.span import SPAN_OUTPUT
+from ragsieve.tag.span import SPAN_HEAD, SPAN_OUTPUT
 
 PASSAGE_OUTPUT = "passage_logit"
 TOKEN_OUTPUT = "token_logits"
-#: Prefix of the span head's nodes and weights (a refit drops the old ones by it).
-SPAN_PREFIX = "span_head."
 
 
 def _first_before(graph: Any, output: str, ops: tuple[str, ...], what: str) -> Any:
@@ -148,18 +146,18 @@ def add_span_head(model: Path, out: Path, layers: list[tuple[np.ndarray, np.ndar
     x = hidden
     for k, (w, b) in enumerate(layers):
         last = k == len(layers) - 1
-        wn, bn = f"{SPAN_PREFIX}{k}.weight", f"{SPAN_PREFIX}{k}.bias"
+        wn, bn = f"{SPAN_HEAD}{k}.weight", f"{SPAN_HEAD}{k}.bias"
         inits += [
             numpy_helper.from_array(np.asarray(w, dtype=np.float32), wn),
             numpy_helper.from_array(np.asarray(b, dtype=np.float32).reshape(-1), bn),
         ]
-        mm, add = f"{SPAN_PREFIX}{k}.mm", SPAN_OUTPUT if last else f"{SPAN_PREFIX}{k}.add"
-        nodes.append(helper.make_node("MatMul", [x, wn], [mm], f"{SPAN_PREFIX}{k}.MatMul"))
-        nodes.append(helper.make_node("Add", [mm, bn], [add], f"{SPAN_PREFIX}{k}.Add"))
+        mm, add = f"{SPAN_HEAD}{k}.mm", SPAN_OUTPUT if last else f"{SPAN_HEAD}{k}.add"
+        nodes.append(helper.make_node("MatMul", [x, wn], [mm], f"{SPAN_HEAD}{k}.MatMul"))
+        nodes.append(helper.make_node("Add", [mm, bn], [add], f"{SPAN_HEAD}{k}.Add"))
         x = add
         if not last:
-            x = f"{SPAN_PREFIX}{k}.relu"
-            nodes.append(helper.make_node("Relu", [add], [x], f"{SPAN_PREFIX}{k}.Relu"))
+            x = f"{SPAN_HEAD}{k}.relu"
+            nodes.append(helper.make_node("Relu", [add], [x], f"{SPAN_HEAD}{k}.Relu"))
     del g.node[:]
     g.node.extend(nodes)
     del g.initializer[:]
@@ -181,7 +179,7 @@ def drop_span_head(model: Path, out: Path) -> None:
 def _drop_span(g: Any) -> None:
     """Remove the ``span_logits`` output and the nodes and weights that only it used."""
     keep_out = [o for o in g.output if o.name != SPAN_OUTPUT]
-    nodes = [n for n in g.node if not n.name.startswith(SPAN_PREFIX)]
+    nodes = [n for n in g.node if not n.name.startswith(SPAN_HEAD)]
     nodes = live_nodes(nodes, {o.name for o in keep_out})
     used = {i for n in nodes for i in n.input}
     inits = [i for i in g.initializer if i.name in used]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ragsieve.errors import ConfigError, InputError
-from ragsieve.tag.span import SPAN_OUTPUT
+from ragsieve.tag.span import SPAN_HEAD, SPAN_OUTPUT
 from ragsieve.training.minilm import MINILM_L6, export_minilm, mean_pool
 
 
@@ -155,8 +155,6 @@ def tokenizer_path() -> Path:
     return shipped_model_dir() / "tokenizer.json"
 
 
-#: The span head's parameters (absent from weights trained before issue 44).
-SPAN_HEAD = "span_head."
 #: Left out of saved weights when the run froze it: it is the reranker's, as it started.
 FROZEN = "bert.embeddings.word_embeddings.weight"
 

@@ -37,12 +37,12 @@ from ragsieve.tag.data import UNKNOWN, Example, SourceSizes, vary_lengths
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, find_answer, load_tokenizer
 from ragsieve.tag.junk import add_junk
 from ragsieve.tag.net import (
-    SPAN_HEAD,
     build_net,
     reranker_weights,
     sentence_logits_torch,
     tokenizer_path,
 )
+from ragsieve.tag.span import SPAN_HEAD
 from ragsieve.training import Loop, RunOptions, adamw_warmup, begin
 from ragsieve.training.minilm import base_model_path
 

@@ -20,6 +20,10 @@ from ragsieve.tag.verdict import Tagged
 MAX_SPAN_PIECES = 30
 #: Name of the ONNX output that holds the span head's start and end logits.
 SPAN_OUTPUT = "span_logits"
+#: The span head's name: the network's module (``span_head.weight``, absent from weights trained
+#: before issue 44) and the prefix of a head added to a trained graph (``span_head.0.weight``,
+#: its nodes too), so that a refit drops the old one and ``onnx_state_dict`` reads it back.
+SPAN_HEAD = "span_head."
 
 
 @dataclass(frozen=True)
