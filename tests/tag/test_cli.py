@@ -65,6 +65,10 @@ def test_prune_command_on_files(tmp_path: Path, corpus_dir: Path) -> None:
     assert rows and rows[0]["passage"].endswith("rosetta-stone.md")
     assert any("1822" in r["text"] for r in rows)
     assert all(0 <= r["prob"] <= 1 for r in rows)
+    spans = [(r["text"], r["span"]) for r in rows if "span" in r]  # on the one row holding it
+    assert len(spans) == 1 and spans[0][1]["text"] == "1822", rows
+    sentence, span = spans[0]
+    assert sentence[span["start"] : span["end"]] == "1822" and 0 < span["score"] <= 1
     text = run("prune", QUESTION, *map(str, files))
     assert text.returncode == 0, text.stderr
     assert 'span: "1822"' in text.stdout.splitlines()[-1]  # the answer, under the kept lines

@@ -107,7 +107,13 @@ def prune_cmd(
             help="The stacker's open point (chosen on dev with no budget): recall over precision.",
         ),
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print JSON: a row per kept sentence; the row holding the answer span has 'span'.",
+        ),
+    ] = False,
 ) -> None:
     """Keep the sentences of PASSAGES that answer QUESTION (the evidence tagger, no index)."""
     from ragsieve.api import prune
@@ -129,6 +135,7 @@ def prune_cmd(
         open_point=open_point,
     )
     if as_json:
+        span = kept.span
         rows = [
             {
                 "passage": labels[k.passage],
@@ -139,6 +146,14 @@ def prune_cmd(
             }
             for k in kept
         ]
+        for row, k in zip(rows, kept, strict=True):  # the answer span, on the row that holds it
+            if span is not None and (k.passage, k.sentence) == (span.passage, span.sentence):
+                row["span"] = {
+                    "text": span.text,
+                    "start": span.start,
+                    "end": span.end,
+                    "score": round(span.score, 4),
+                }
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         return
     for k in kept:
