@@ -109,7 +109,9 @@ def test_rejected_passages_contribute_nothing_but_min_keep(tagger: OnnxTagger) -
     for stack in (True, False):
         out = prune(tagger, q, PASSAGES, passage_threshold=0.9, min_keep=0, stack=stack)
         assert out.kept == [] and out.trace["rejected_passages"] == 3
-        assert len(prune(tagger, q, PASSAGES, passage_threshold=0.9, stack=stack).kept) == 1
+        fallback = prune(tagger, q, PASSAGES, passage_threshold=0.9, stack=stack)
+        assert len(fallback.kept) == 1 and fallback.trace["fallback"] is True
+        assert prune(tagger, QUESTION, PASSAGES, stack=stack).trace["fallback"] is False
 
 
 def test_the_second_reading_counts_only_where_it_finds_the_passage_relevant(

