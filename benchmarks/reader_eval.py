@@ -5,7 +5,8 @@
 
 One ``ragsieve eval`` run (:func:`ragsieve.evaluate.runner.run_eval`) per reader and method on
 the same questions; each reader's rows go to ``DIR/<reader>/per_question.jsonl`` (readable by
-``paired_eval.py``) and are reused on a rerun with the same ``--out``. Printed per reader and
+``paired_eval.py``) and are reused on a rerun with the same ``--out`` and settings (another
+dataset, limit, budget, method list or ``--max-tokens`` there is refused). Printed per reader and
 method: F1 and EM with the difference to ``--base`` and its paired bootstrap 95% interval
 (``common.interval``, as in ``paired_eval.py``), prompt and answer tokens, replies that ran to
 ``--max-tokens``, and loops (replies the loop guard stopped, or that ran to the cap ending in a
@@ -63,7 +64,18 @@ def run_reader(reader: str, args: argparse.Namespace) -> tuple[list[dict], dict[
     """Per-question rows and loop-guard stops per method of one reader (cached in --out)."""
     folder = args.out / re.sub(r"[^A-Za-z0-9_.=-]+", "_", reader)
     rows_file, loops_file = folder / "per_question.jsonl", folder / "loops.json"
+    settings_file = folder / "settings.json"
+    settings = {
+        "reader": reader,
+        **{k: str(getattr(args, k)) for k in ("dataset", "limit", "budget", "pool", "max_tokens")},
+        "methods": args.methods,
+    }
     if rows_file.is_file() and loops_file.is_file():
+        # Rows are reused only for the settings they were run with: a changed method option or
+        # budget under the same --out would otherwise be paired with the old rows silently.
+        kept = json.loads(settings_file.read_text()) if settings_file.is_file() else None
+        if kept != settings:
+            raise SystemExit(f"{folder} holds rows of other settings ({kept}): use a fresh --out")
         rows = [json.loads(x) for x in rows_file.open(encoding="utf-8")]
         return rows, json.loads(loops_file.read_text())
     spec, opts = parse_reader(reader)
@@ -88,6 +100,7 @@ def run_reader(reader: str, args: argparse.Namespace) -> tuple[list[dict], dict[
     folder.mkdir(parents=True, exist_ok=True)
     rows_file.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     loops_file.write_text(json.dumps(stopped))
+    settings_file.write_text(json.dumps(settings))
     return rows, stopped
 
 
