@@ -16,6 +16,7 @@ as ``fit_threshold``. Nothing on a test split is read.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from ragsieve.evaluate.datasets import load_dataset
 from ragsieve.evaluate.runner import EvalConfig, run_eval
 from ragsieve.methods import parse_methods
 from ragsieve.tag.model import shipped_model_dir
-from ragsieve.tag.stack import STACK_FILE
+from ragsieve.tag.stack import STACK_FILE, load_stacker
 
 #: Acceptance (f) of issue 44: evidence recall >= 0.97x naive's at <= 0.35x its tokens.
 EVIDENCE, TOKENS = 0.97, 0.35
@@ -40,6 +41,9 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help="store the point in stack.json")
     args = ap.parse_args()
     model = args.model or shipped_model_dir()
+    stacker = load_stacker(model)
+    if args.write and stacker is None:  # before the ten-minute run, not after it
+        raise SystemExit(f"{model} has no {STACK_FILE} to write the point to: run fit_stack first")
     opt = f",model={model}" if args.model else ""
     labels = {t: f"tagger[threshold={t}{opt}]" for t in GRID}
     dataset = load_dataset(str(args.dataset), limit=None)
@@ -72,13 +76,14 @@ def main() -> None:
             + (" **chosen** |" if chosen == t else " |")
         )
     print(f"chosen: {chosen}" if chosen is not None else "none passes: the fitted point stays")
-    if args.write and chosen is not None:
-        path = Path(model) / STACK_FILE
-        data = json.loads(path.read_text("utf-8"))
-        data.setdefault("fit_threshold", data["threshold"])
-        data["threshold"] = chosen
-        data["threshold_rule"] = "benchmarks/tagger_point.py: acceptance (f) on dev"
-        path.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    if args.write and stacker is not None and chosen is not None:
+        # Stacker.save writes atomically; the file's other keys (fit_stack's "dev" curves, an
+        # earlier fit_threshold) ride along as its extra.
+        data = json.loads((Path(model) / STACK_FILE).read_text("utf-8"))
+        extra = {k: v for k, v in data.items() if k not in stacker.to_dict()}
+        extra.setdefault("fit_threshold", stacker.threshold)
+        extra["threshold_rule"] = "benchmarks/tagger_point.py: acceptance (f) on dev"
+        path = dataclasses.replace(stacker, threshold=chosen).save(Path(model), extra)
         print(f"wrote threshold {chosen} to {path}")
 
 
