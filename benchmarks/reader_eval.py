@@ -169,7 +169,7 @@ def main() -> None:
                 base = by.get(args.base, per)
             capped = [r for r in per.values() if r.get("completion_tokens", 0) >= args.max_tokens]
             looped = stopped.get(method, 0) + sum(
-                loop_cut(r.get("prediction", "")) is not None for r in capped
+                loop_cut(r.get("reply") or r.get("prediction", "")) is not None for r in capped
             )
             prompt = np.mean([r.get("prompt_tokens", 0) for r in per.values()])
             answer = np.mean([r.get("completion_tokens", 0) for r in per.values()])

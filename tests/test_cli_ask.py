@@ -107,15 +107,23 @@ def test_a_ranking_is_by_score_and_a_context_says_it_is_one(sample_index_dir: Pa
 
 
 def test_the_answer_span_beside_the_answer_and_alone(sample_index_dir: Path) -> None:
-    """``ask`` prints the tagger's answer span under the LLM's answer (``span`` in ``--json``);
-    ``--llm none`` answers with the span alone, and a method without spans says it has none."""
+    """With the packaged reader the span is the answer line, its span line under it and the
+    LLM's reply below (``span`` and ``reply`` in ``--json``); ``--llm none`` answers with the
+    span alone, and a method without spans says it has none."""
     q = "In which year did Champollion announce the decipherment of hieroglyphs?"
     base = ["ask", q, "--index", str(sample_index_dir), "--k", "3"]
     p = run(*base, "--max-tokens", "12")
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith('span: "'))
-    assert at < lines.index("") and "the tagger's answer)" in lines[at]  # under the answer
+    assert at == 1 and at < lines.index("") and "the answer line)" in lines[at]
+    assert lines[0] == lines[at].split('"')[1] and "1822" in lines[0]  # the span answers
+    assert lines[at + 1].startswith("reply (") and lines[at + 1].split("): ", 1)[1].strip()
+    p = run(*base, "--max-tokens", "12", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["answer"] == out["span"]["text"] and out["trace"]["answer"] == "span"
+    assert out["reply"] and out["reply"] == lines[at + 1].split("): ", 1)[1]
     p = run(*base, "--llm", "none", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)

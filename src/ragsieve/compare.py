@@ -127,6 +127,8 @@ def print_table(question: str, rows: list[Row], where: dict[str, str]) -> None:
     table.add_row("answer", *[x.text or "(empty)" for _, x, _ in rows])
     if any(x.span is not None for _, x, _ in rows):  # the tagger's extractive answer
         table.add_row("answer span", *[x.span.text if x.span else "-" for _, x, _ in rows])
+    if any(x.reply is not None and x.reply != x.text for _, x, _ in rows):  # the span answered
+        table.add_row("LLM reply", *[x.reply if x.reply is not None else "-" for _, x, _ in rows])
     table.add_row("context tokens", *[str(x.context.n_tokens) for _, x, _ in rows])
     table.add_row("prompt tokens", *[str(x.usage.prompt_tokens) for _, x, _ in rows])
     table.add_row("seconds", *[f"{t:.2f}" for _, _, t in rows])

@@ -144,6 +144,9 @@ class Answer:
     method: str = "naive"
     #: The tagger's answer span (None: the method gives none); with no LLM it is the answer.
     span: SourceSpan | None = None
+    #: The LLM's reply (None: no LLM asked). ``text`` is the answer line: the reply, or the
+    #: span for a reader with ``span_first`` (``trace["answer"]`` says which).
+    reply: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The JSON shape documented for ``ragsieve ask --json`` and ``POST /ask``."""
@@ -161,6 +164,7 @@ class Answer:
             "timings": self.timings,
             "trace": self.trace,
             "span": self.span.to_json(self.context) if self.span is not None else None,
+            "reply": self.reply,
         }
 
 

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -200,3 +201,34 @@ def test_the_answer_span_is_scored_as_an_answer(tmp_path: Path) -> None:
     assert summary["span_f1"] > 0  # three one-fact questions: the span finds an answer
     table = markdown_table(res)
     assert "span_em | span_f1" in table and "llm=None" in table
+
+
+@pytest.mark.integration
+def test_with_the_packaged_reader_f1_scores_the_answer_line(tmp_path: Path, smollm2: Any) -> None:
+    """With the packaged reader the tagger's ``f1`` scores the answer line (the span where it
+    answers), ``reply_f1`` the LLM's reply alone, and ``answer_from`` says which; naive has no
+    span, so its line is its reply."""
+    from ragsieve.metrics.answer import f1
+
+    data, corpus = _write(tmp_path)
+    ds = select_dataset(None, data, corpus, None, False)
+    cfg = EvalConfig(
+        methods=parse_methods("naive[k=2],tagger[k=2]"),
+        cache_dir=tmp_path / "c",
+        chunk_tokens=16,
+        max_tokens=16,
+    )
+    res = run_eval(ds, cfg, llm=smollm2)
+    rows = {(r["method"], r["id"]): r for r in res["per_question"]}
+    gold = {q["id"]: q["answers"] for q in QUESTIONS}
+    froms = set()
+    for q in QUESTIONS:
+        naive, tagger = rows[("naive[k=2]", q["id"])], rows[("tagger[k=2]", q["id"])]
+        assert naive["answer_from"] == "reply" and naive["prediction"] == naive["reply"]
+        assert naive["f1"] == naive["reply_f1"]
+        line = tagger["span_prediction"] if tagger["answer_from"] == "span" else tagger["reply"]
+        assert tagger["prediction"] == line
+        assert tagger["f1"] == pytest.approx(f1(line, gold[q["id"]]))
+        assert tagger["reply_f1"] == pytest.approx(f1(tagger["reply"], gold[q["id"]]))
+        froms.add(tagger["answer_from"])
+    assert froms == {"span"}  # one-fact wh-questions, each with a span: the span answers

@@ -33,7 +33,10 @@ HTTP_TIMEOUT = 300
 
 TOKEN = "test-token-0123456789"
 SEARCH_KEYS = {"chunk_id", "doc_id", "title", "text", "score", "start", "end", "tokens", "where"}
-ASK_KEYS = {"question", "method", "answer", "context", "tokens", "cost", "timings", "trace", "span"}
+ASK_KEYS = {
+    *("question", "method", "answer", "context", "tokens", "cost", "timings", "trace", "span"),
+    "reply",
+}
 
 
 @pytest.fixture(scope="module")
@@ -188,8 +191,11 @@ def test_explain_and_ask_with_explain(server: Server, sample_index_dir: Path) ->
     assert r.status_code == 200, r.text
     ans = r.json()
     assert set(ans) == ASK_KEYS | {"explain"}
-    # The tagger's answer span, beside the LLM's answer, inside a unit of the context.
+    # The tagger's answer span, beside the LLM's answer, inside a unit of the context; with
+    # the packaged reader it is the answer line, the reply beside it.
     span = ans["span"]
+    assert ans["trace"]["answer"] == "span" and ans["answer"] == span["text"]
+    assert isinstance(ans["reply"], str)
     unit = next(c for c in ans["context"] if c["chunk_id"] == span["chunk_id"])
     assert span["in_context"] and unit["start"] <= span["start"] < span["end"] <= unit["end"]
     assert ans["explain"]["selected"] == [c["chunk_id"] for c in ans["context"]]

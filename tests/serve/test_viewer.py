@@ -116,6 +116,12 @@ def test_ask_highlights_exactly_the_answers_selection(page: Any, viewer: str) ->
     # The answer the API returned is on the page.
     answer = page.text_content("#answer-text")
     assert answer.strip() and answer == body["answer"]
+    # The span answered for the packaged reader: the LLM's reply shows below it.
+    if body["reply"] != body["answer"]:
+        assert page.is_visible("#answer-reply")
+        assert page.text_content("#answer-reply") == f"LLM reply: {body['reply']}"
+    else:
+        assert not page.is_visible("#answer-reply")
     assert "Answer (full)" in page.text_content("#answer-heading")
     # The local model costs nothing: no cost on the answer line.
     meta = page.text_content("#answer-meta")

@@ -149,7 +149,8 @@ def ask(
         str,
         typer.Option(
             help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b | none (no LLM: the "
-            "tagger's answer span alone)."
+            "tagger's answer span alone). With local and qwen-0.5b the span answers where it "
+            "can, their reply printed below it."
         ),
     ] = "local",
     max_tokens: Annotated[
@@ -170,8 +171,10 @@ def ask(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Answer QUESTION from the index with an LLM; prints the answer, the tagger's answer span
-    where the method gives one, the context and tokens (--llm none: the span alone)."""
+    """Answer QUESTION from the index with an LLM; prints the answer line, the tagger's answer
+    span where the method gives one, the context and tokens (--llm none: the span alone). For
+    the packaged readers (local, qwen-0.5b) the answer line is the span where it answers (not
+    a yes/no question), with the LLM's reply below it: docs/llm.md, "The answer line"."""
     from ragsieve.index import Index
     from ragsieve.llm import get_llm
     from ragsieve.methods import build_method, check_spec, parse_spec
@@ -223,9 +226,18 @@ def ask(
         typer.echo(answer.text if answer.span is not None else f"(no answer span: {NO_SPAN})")
     else:
         typer.echo(answer.text or "(empty answer)")
+    from_span = answer.trace.get("answer") == "span"
     if answer.span is not None:
-        what = "the answer, no LLM asked" if model is None else "the tagger's answer"
+        if model is None:
+            what = "the answer, no LLM asked"
+        else:
+            what = "the answer line" if from_span else "the tagger's answer"
         typer.echo(_span_line(answer, idx, where, names, what))
+    if model is not None and from_span:  # the reader's own reply, beside the span it lost to
+        typer.echo(
+            f"reply ({answer.trace.get('llm', {}).get('model') or 'LLM'}): "
+            f"{answer.reply or '(empty)'}"
+        )
     typer.echo("")
     reader = "the LLM read them" if model is not None else "an LLM would read them"
     typer.echo(

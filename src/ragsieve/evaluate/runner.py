@@ -15,7 +15,9 @@ One process, one index, every method on the same questions:
 4. A method that locates an answer span (the tagger with a span head,
    :meth:`~ragsieve.methods.base.Method.gives_spans`) has its span scored as an answer,
    with or without an LLM: ``span_em`` and ``span_f1`` (a question without a span counts as a
-   wrong answer), beside the LLM's ``em`` and ``f1``.
+   wrong answer), beside the LLM's ``em`` and ``f1``. ``em`` and ``f1`` score the answer
+   line (``Answer.text``: the span for a ``span_first`` reader where it answers,
+   :mod:`ragsieve.methods.answer_line`); ``reply_em`` and ``reply_f1`` the LLM's reply alone.
 
 Outputs: ``results.json``, ``per_question.jsonl``, ``table.md`` (also printed) and
 ``quality_vs_tokens.png``.
@@ -230,6 +232,10 @@ def run_eval(
                 if ans is not None:
                     row.update(answer_metrics(ans.text, q))
                     row["prediction"] = ans.text
+                    if ans.reply is not None:  # the reply alone, beside the answer line
+                        reply = answer_metrics(ans.reply, q)
+                        row.update(reply=ans.reply, answer_from=ans.trace.get("answer", "reply"))
+                        row.update(reply_em=reply.get("em"), reply_f1=reply.get("f1"))
                     row["prompt_tokens"] = ans.usage.prompt_tokens
                     row["completion_tokens"] = ans.usage.completion_tokens
                     row["llm_calls"] = ans.trace.get("llm", {}).get("calls", 1)
@@ -244,6 +250,7 @@ def run_eval(
                         row["feedback_rounds"] = len(ans.trace["feedback"]["rounds"])
                 if spans:
                     row.update(span_metrics(r.span.text if r.span is not None else "", q))
+                    row["span_score"] = r.span.score if r.span is not None else None
                 row["selected"] = [s.chunk.id for s in context.chunks]
                 row["timings"] = t
                 timings.append(t)

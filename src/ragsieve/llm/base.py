@@ -95,6 +95,7 @@ def _build(spec: str, kwargs: dict[str, Any]) -> LLM:
         from ragsieve.llm.local import LlamaCppLLM, smollm2_path
 
         kwargs.setdefault("name", "local")
+        kwargs.setdefault("span_first", True)  # measured weaker than the span: docs/llm.md
         return LlamaCppLLM(smollm2_path(), **kwargs)
     if spec.startswith("local:"):
         from ragsieve.llm.local import LlamaCppLLM, check_gguf
@@ -108,6 +109,7 @@ def _build(spec: str, kwargs: dict[str, Any]) -> LLM:
         from ragsieve.llm.local import LlamaCppLLM, qwen_path
 
         kwargs.setdefault("name", "qwen-0.5b")
+        kwargs.setdefault("span_first", True)  # measured weaker than the span: docs/llm.md
         return LlamaCppLLM(qwen_path(), **kwargs)
     if spec.startswith("openai:"):
         model, base_url = _parse_openai(spec)

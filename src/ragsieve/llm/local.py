@@ -347,6 +347,7 @@ class LlamaCppLLM:
         name: str | None = None,
         loop_guard: bool = True,
         short_answer: bool = True,
+        span_first: bool = False,
     ) -> None:
         if n_ctx < 16:
             raise ConfigError(f"n_ctx must be at least 16, got {n_ctx}")
@@ -360,6 +361,9 @@ class LlamaCppLLM:
         self.name = name or f"local:{self.model_path}"
         self.loop_guard = loop_guard
         self.short_answer = short_answer
+        #: The tagger's answer span, where sure, is the answer line instead of this reader's
+        #: reply (on for the packaged readers, measured weaker than the span: docs/llm.md).
+        self.span_first = span_first
         #: Replies the loop guard stopped (finish_reason "loop") since this object was made.
         self.loops_stopped = 0
         self._server: Any = None

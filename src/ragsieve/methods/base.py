@@ -25,6 +25,7 @@ from ragsieve.llm.cost import (
     answer_prices,
     llm_cost,
 )
+from ragsieve.methods.answer_line import span_answers, span_first
 from ragsieve.progress import Progress, reported
 from ragsieve.rerank.base import Reranker, rerank
 from ragsieve.retrieve.base import DocFilter, Retriever
@@ -234,7 +235,7 @@ class Method:
         first = generate_answer(name, r, llm, **gen_kw)
         loop = self.feedback_for(llm)
         final = loop.run(name, r, first, llm, gen_kw) if loop is not None else first
-        return replace(final, span=r.span) if r.span is not None else final
+        return answer_line(final, r.span, llm, multiple_choice=bool(options))
 
     def feedback_for(self, llm: LLM) -> Any:
         """The feedback stage that judges answers of ``llm`` (None: answer once)."""
@@ -308,6 +309,19 @@ def generate_answer(
         trace=trace,
         method=method,
     )
+
+
+def answer_line(
+    answer: Answer, span: SourceSpan | None, llm: LLM, *, multiple_choice: bool = False
+) -> Answer:
+    """``answer`` (an LLM's) with the span beside it and its answer line: the reply, or for a
+    reader with ``span_first`` the span where :func:`span_answers` says so
+    (:mod:`ragsieve.methods.answer_line`; never for a multiple-choice question, whose reply
+    picks an option); ``trace["answer"]`` is ``"span"`` or ``"reply"``."""
+    use_span = not multiple_choice and span_first(llm) and span_answers(answer.question, span)
+    trace = {**answer.trace, "answer": "span" if use_span else "reply"}
+    text = span.text if use_span and span is not None else answer.text
+    return replace(answer, text=text, reply=answer.text, span=span, trace=trace)
 
 
 def span_answer(method: str, r: Retrieval, config: dict[str, Any] | None = None) -> Answer:

@@ -210,6 +210,12 @@ class AskResponse(BaseModel):
         "location (null: the method gives none: no tagger, or a model without a span head). "
         "Shown beside the LLM's answer; a server run with no LLM answers with it alone.",
     )
+    reply: str | None = Field(
+        None,
+        description="The LLM's reply (null: no LLM asked). ``answer`` is the answer line: the "
+        "reply, or for the packaged local readers the answer span where it answers "
+        "(``trace.answer``: span or reply).",
+    )
     #: Only when the request set ``explain``.
     explain: ExplainResponse | None = None
 
