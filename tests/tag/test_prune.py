@@ -150,3 +150,36 @@ def test_readings_keep_the_raw_second_readings(tagger: OnnxTagger) -> None:
         assert second.relevance == t.relevance
     one = readings(tagger, q["question"], passages, hops=1)
     assert one.second == (None,) * len(passages)
+
+
+def test_lead_carrying_keeps_the_first_sentence_a_kept_one_needs(tagger: OnnxTagger) -> None:
+    """``lead``: "The film won ..." is kept and its passage's first sentence (which names the
+    film) is not, so lead carrying adds that sentence at its own probability; a passage whose
+    kept sentence names its subject gains nothing."""
+    film = (
+        "Casablanca (film)",
+        [
+            "Casablanca is a 1942 American romantic drama directed by Michael Curtiz.",
+            "It stars Humphrey Bogart and Ingrid Bergman.",
+            "Filming began in May 1942 in Burbank.",
+            "The film won the Academy Award for Best Picture at the 16th ceremony.",
+        ],
+    )
+    city = ("Burbank", ["Burbank is a city in Los Angeles County.", "It is home to studios."])
+    q = "Which Academy Award did the 1942 Bergman drama win?"
+    plain = prune(tagger, q, [film, city])
+    carried = prune(tagger, q, [film, city], lead=True)
+    before = {(k.passage, k.sentence) for k in plain.kept}
+    after = {(k.passage, k.sentence) for k in carried.kept}
+    assert (0, 3) in before and (0, 0) not in before and (0, 2) not in before
+    assert after == before | {(0, 0)} and carried.trace["lead_added"] == 1
+    lead = next(k for k in carried.kept if (k.passage, k.sentence) == (0, 0))
+    assert lead.prob == pytest.approx(float(carried.tagged[0].probs[0]))  # its own probability
+    assert [k.sentence for k in carried.kept if k.passage == 0] == sorted(  # source order
+        k.sentence for k in carried.kept if k.passage == 0
+    )
+    assert "lead_added" not in plain.trace
+    # A kept sentence that names its subject carries nothing.
+    named = prune(tagger, "Where is Burbank?", [city], lead=True)
+    assert (0, 0) in {(k.passage, k.sentence) for k in named.kept}
+    assert named.trace["lead_added"] == 0

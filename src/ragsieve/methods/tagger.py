@@ -64,9 +64,13 @@ class TaggerConfig:
     budget: int | None = None
     #: A tagger folder (``ragsieve train-tagger --out DIR``); None: the shipped model.
     model: str | None = None
+    #: Lead carrying: a passage's first sentence kept where a kept sentence of it says "he" or
+    #: "the film" of the entity it names (:mod:`ragsieve.tag.prune`; docs/tagger.md).
+    lead: bool = False
 
     def __post_init__(self) -> None:
         check_threshold(self.threshold)
+        check_stack(self.lead, "lead")
         check_threshold(self.passage_threshold, "passage_threshold")
         if not isinstance(self.k, int) or self.k < 1:
             raise ConfigError(f"k must be at least 1, got {self.k!r}")
@@ -282,6 +286,7 @@ def tag_and_select(
     passage_threshold: float | None = None,
     stack: bool = True,
     open_point: bool = False,
+    lead: bool = False,
 ) -> tuple[TaggedSelection, list[Scored]]:
     """The tagger over each passage's sentence chunks (empty passages dropped), then
     :func:`tagged_selection`; the ``tag`` and ``select`` stages are timed into ``timings``."""
@@ -298,6 +303,7 @@ def tag_and_select(
         passage_threshold,
         None if stack else False,
         open_point=open_point,
+        lead=lead,
     )
     stop()
     stop = timed(timings, "select")
@@ -329,6 +335,7 @@ def select_with(
         c.passage_threshold,
         c.stack,
         c.open_point,
+        c.lead,
     )
 
 
