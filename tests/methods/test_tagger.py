@@ -87,6 +87,24 @@ def test_bad_tagger_options() -> None:
         FullConfig(order="mcts")
     with pytest.raises(ConfigError, match="threshold"):
         FullConfig(threshold=-0.1)
+    with pytest.raises(ConfigError, match="lead must be true or false"):
+        TaggerConfig(lead="yes")  # type: ignore[arg-type]
+
+
+def test_lead_option_adds_first_sentences_through_the_method(plain: Index) -> None:
+    """``tagger[lead=true]``: the context holds what ``tagger`` holds, plus the first sentence
+    of the passage whose kept sentence says "The probes ..." (``lead_added`` in the trace),
+    in source order."""
+    q = "How far away is Voyager 1?"
+    base = get_method("tagger", plain).retrieve([q])[0]
+    lead = build_method("tagger[lead=true]", plain).retrieve([q])[0]
+    ids = [s.chunk.id for s in base.context.chunks]
+    got = [s.chunk.id for s in lead.context.chunks]
+    added = [i for i in got if i not in ids]
+    assert set(ids) < set(got) and lead.trace["selection"]["lead_added"] == len(added) >= 1
+    assert "lead_added" not in base.trace["selection"]
+    for i in added:  # a passage's first sentence, before its kept one
+        assert i.endswith("#s0") and got.index(i) < max(got.index(j) for j in ids)
 
 
 def test_full_answers_once_by_default(sentences: Index, scripted: Any) -> None:
