@@ -232,3 +232,4 @@ def test_with_the_packaged_reader_f1_scores_the_answer_line(tmp_path: Path, smol
         assert tagger["reply_f1"] == pytest.approx(f1(tagger["reply"], gold[q["id"]]))
         froms.add(tagger["answer_from"])
     assert froms == {"span"}  # one-fact wh-questions, each with a span: the span answers
+    assert "| f1 | reply_f1 | span_em | span_f1 |" in markdown_table(res)  # both, side by side

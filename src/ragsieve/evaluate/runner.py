@@ -67,6 +67,7 @@ TABLE_COLUMNS = [
     "accuracy",
     "em",
     "f1",
+    "reply_f1",
     "span_em",
     "span_f1",
     "rouge_l",
