@@ -90,7 +90,9 @@ def ask(
     (dollars per 1M tokens) price ``Answer.cost``; not given, a local model's answer costs 0
     and a remote one's is priced at SAGE's example prices (:mod:`ragsieve.llm.cost`).
     ``llm="none"`` (or None) asks no LLM: the answer is the tagger's answer span
-    (``Answer.span``; ``""`` and no span when the method gives none)."""
+    (``Answer.span``; ``""`` and no span when the method gives none). With the packaged readers
+    (``"local"``, ``"qwen-0.5b"``) ``Answer.text`` is that span where it answers (not a yes/no
+    question) and ``Answer.reply`` the LLM's own reply (:mod:`ragsieve.methods.answer_line`)."""
     from ragsieve.llm import get_llm
 
     # Every argument is checked before the index opens or a model loads.
