@@ -13,7 +13,9 @@ method: F1 and EM with the difference to ``--base`` and its paired bootstrap 95%
 loop). A reader is a ``get_llm`` spec with optional backend options:
 ``local[loop_guard=false]``; the reader ``span`` asks no LLM and scores the tagger's answer
 span (``ragsieve eval --no-llm``'s ``span_f1``/``span_em``) as the answer, so its F1 sits beside
-the LLM readers' (``-`` for a method that gives no span). With ``--base-reader R`` each method
+the LLM readers' (``-`` for a method that gives no span). F1 and EM score the answer line (the
+span where it answered, for the packaged readers: docs/llm.md); "reply F1" the LLM's reply
+alone. With ``--base-reader R`` each method
 is paired with itself under reader R (a reader change's before/after) instead of with
 ``--base``. Compare readers run with the same ``RAGSIEVE_LLM_THREADS``: llama.cpp's greedy
 replies change with the thread count.
@@ -153,9 +155,9 @@ def main() -> None:
         f"max tokens {args.max_tokens}; base: "
         + (f"reader {args.base_reader}" if args.base_reader else f"method {args.base}"),
         "",
-        "| reader | method | F1 (diff [95% CI]) | EM (diff [95% CI]) | prompt tok | answer tok "
-        "| at cap | loops |",
-        "|---|---|---|---|---:|---:|---:|---:|",
+        "| reader | method | F1 (diff [95% CI]) | EM (diff [95% CI]) | reply F1 (diff [95% CI]) "
+        "| prompt tok | answer tok | at cap | loops |",
+        "|---|---|---|---|---|---:|---:|---:|---:|",
     ]
     for reader, (rows, stopped) in data.items():
         by: dict[str, dict[str, dict]] = {}
@@ -175,7 +177,8 @@ def main() -> None:
             answer = np.mean([r.get("completion_tokens", 0) for r in per.values()])
             lines.append(
                 f"| {reader} | {method} | {cell(per, base, 'f1')} | {cell(per, base, 'em')} "
-                f"| {prompt:.0f} | {answer:.1f} | {len(capped)} | {looped} |"
+                f"| {cell(per, base, 'reply_f1')} | {prompt:.0f} | {answer:.1f} | {len(capped)} "
+                f"| {looped} |"
             )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
