@@ -89,6 +89,8 @@ def test_bad_tagger_options() -> None:
         FullConfig(threshold=-0.1)
     with pytest.raises(ConfigError, match="lead must be true or false"):
         TaggerConfig(lead="yes")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="link must be true or false"):
+        TaggerConfig(link=1)  # type: ignore[arg-type]
 
 
 def test_lead_option_adds_first_sentences_through_the_method(plain: Index) -> None:

@@ -183,3 +183,46 @@ def test_lead_carrying_keeps_the_first_sentence_a_kept_one_needs(tagger: OnnxTag
     named = prune(tagger, "Where is Burbank?", [city], lead=True)
     assert (0, 0) in {(k.passage, k.sentence) for k in named.kept}
     assert named.trace["lead_added"] == 0
+
+
+def test_link_carrying_opens_the_passage_a_kept_sentence_names(tagger: OnnxTagger) -> None:
+    """``link``: the kept "directed by Michael Curtiz" names the title of a passage that kept
+    nothing; link carrying keeps that passage's most probable sentence (here the birthplace
+    the question asks for), at its own probability. A named passage that already kept a
+    sentence, or a title no kept sentence names, gains nothing."""
+    film = (
+        "Casablanca (film)",
+        [
+            "Casablanca is a 1942 American romantic drama directed by Michael Curtiz.",
+            "It stars Humphrey Bogart and Ingrid Bergman.",
+        ],
+    )
+    director = (
+        "Michael Curtiz",
+        [
+            "Michael Curtiz was a Hungarian-American film director.",
+            "He was born in Budapest in 1886.",
+            "He directed over 170 films.",
+        ],
+    )
+    city = ("Burbank", ["Burbank is a city in Los Angeles County.", "It is home to studios."])
+    q = "In which city was the director of Casablanca born?"
+    plain = prune(tagger, q, [film, director, city])
+    linked = prune(tagger, q, [film, director, city], link=True)
+    before = {(k.passage, k.sentence) for k in plain.kept}
+    after = {(k.passage, k.sentence) for k in linked.kept}
+    assert not any(p == 1 for p, _ in before) and not any(p == 2 for p, _ in after)
+    best = int(np.argmax(linked.tagged[1].probs))
+    assert after == before | {(1, best)} and linked.trace["link_added"] == 1
+    assert "Budapest" in director[1][best]
+    added = next(k for k in linked.kept if k.passage == 1)
+    assert added.prob == pytest.approx(float(linked.tagged[1].probs[best]))
+    assert "link_added" not in plain.trace
+
+
+def test_title_names_drop_a_trailing_parenthesis() -> None:
+    from ragsieve.tag.prune import title_name
+
+    assert title_name("Casablanca (film)") == "casablanca"
+    assert title_name("The Rosetta Stone (Decipherment)") == "the rosetta stone"
+    assert title_name("Foo (bar) baz") == "foo (bar) baz" and title_name("") == ""

@@ -67,10 +67,14 @@ class TaggerConfig:
     #: Lead carrying: a passage's first sentence kept where a kept sentence of it says "he" or
     #: "the film" of the entity it names (:mod:`ragsieve.tag.prune`; docs/tagger.md).
     lead: bool = False
+    #: Link carrying: the best sentence of a passage that kept nothing but whose title a kept
+    #: sentence names (the bridge entity's passage; :mod:`ragsieve.tag.prune`).
+    link: bool = False
 
     def __post_init__(self) -> None:
         check_threshold(self.threshold)
         check_stack(self.lead, "lead")
+        check_stack(self.link, "link")
         check_threshold(self.passage_threshold, "passage_threshold")
         if not isinstance(self.k, int) or self.k < 1:
             raise ConfigError(f"k must be at least 1, got {self.k!r}")
@@ -287,6 +291,7 @@ def tag_and_select(
     stack: bool = True,
     open_point: bool = False,
     lead: bool = False,
+    link: bool = False,
 ) -> tuple[TaggedSelection, list[Scored]]:
     """The tagger over each passage's sentence chunks (empty passages dropped), then
     :func:`tagged_selection`; the ``tag`` and ``select`` stages are timed into ``timings``."""
@@ -304,6 +309,7 @@ def tag_and_select(
         None if stack else False,
         open_point=open_point,
         lead=lead,
+        link=link,
     )
     stop()
     stop = timed(timings, "select")
@@ -336,6 +342,7 @@ def select_with(
         c.stack,
         c.open_point,
         c.lead,
+        c.link,
     )
 
 

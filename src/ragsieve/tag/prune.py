@@ -33,6 +33,10 @@ span of a kept sentence (:func:`best_span`, issue 44, item 6).
 that first sentence nor the one before the kept sentence is kept, the first is kept too, at its
 own probability (so a budget drops it first). On dev it raised evidence recall from 0.963x to
 0.982x naive's (docs/tagger.md, "Lead carrying").
+
+``link`` (link carrying): a passage that kept nothing, whose title a kept sentence of another
+passage names, is the bridge entity's own passage; its most probable sentence is kept, at its
+own probability (docs/tagger.md, "Link carrying").
 """
 
 from __future__ import annotations
@@ -211,13 +215,14 @@ def prune(
     stack: bool | None = None,
     open_point: bool = False,
     lead: bool = False,
+    link: bool = False,
 ) -> Pruned:
     """Tag ``passages`` for ``question`` (``hops`` 1 or 2) and keep the sentences at or above
     ``threshold`` of the passages at or above ``passage_threshold`` (None: the model's
     defaults; 0 turns passage rejection off). ``stack``: decide with the model's stacker
     (None: where it has one; True: it must; False: the raw probability). ``open_point``: the
-    stacker's open point (for a context no budget caps; recall over precision). ``lead``:
-    lead carrying (the module's docstring)."""
+    stacker's open point (for a context no budget caps; recall over precision). ``lead`` and
+    ``link``: lead and link carrying (the module's docstring)."""
     check_threshold(threshold)
     check_threshold(passage_threshold, "passage_threshold")
     if hops not in (1, 2):
@@ -257,6 +262,10 @@ def prune(
     ]
     for _, p, s in sorted(flat, reverse=True)[:min_keep]:
         keep.add((p, s))
+    if link:
+        links = linked_sentences(keep, passages, tagged)
+        keep |= links
+        trace["link_added"] = len(links)
     if lead:
         leads = lead_sentences(keep, passages, tagged)
         keep |= leads
@@ -289,6 +298,36 @@ def lead_sentences(
             and float(tagged[p].probs[0]) > 0
         ):
             out.add((p, 0))
+    return out
+
+
+def title_name(title: str) -> str:
+    """A passage title as a sentence would name it: without a trailing parenthesis
+    ("Casablanca (film)" -> "casablanca"), lower-cased."""
+    return re.sub(r"\s*\([^()]*\)\s*$", "", title).strip().lower()
+
+
+def linked_sentences(
+    keep: set[tuple[int, int]], passages: Sequence[Passage], tagged: Sequence[Tagged]
+) -> set[tuple[int, int]]:
+    """The sentences link carrying adds: for each passage with nothing in ``keep`` whose title
+    (:func:`title_name`, three letters or more) a kept sentence of another passage names as
+    whole words, its most probable sentence with words (none if all score 0)."""
+    kept_p = {p for p, _ in keep}
+    out = set()
+    for p, (title, sents) in enumerate(passages):
+        name = title_name(str(title or ""))
+        if p in kept_p or len(name) < 3 or not sents:
+            continue
+        named = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+        if not any(q != p and named.search(str(passages[q][1][s]).lower()) for q, s in keep):
+            continue
+        probs = [
+            (float(tagged[p].probs[s]), s) for s in range(len(sents)) if has_words(str(sents[s]))
+        ]
+        best = max(probs, default=(0.0, -1))
+        if best[0] > 0:
+            out.add((p, best[1]))
     return out
 
 
