@@ -218,6 +218,10 @@ def test_link_carrying_opens_the_passage_a_kept_sentence_names(tagger: OnnxTagge
     added = next(k for k in linked.kept if k.passage == 1)
     assert added.prob == pytest.approx(float(linked.tagged[1].probs[best]))
     assert "link_added" not in plain.trace
+    # Another paragraph of the film's own article (its title) is not linked by naming it.
+    more = ("Casablanca (film)", ["Casablanca runs 102 minutes.", "Its score is by Max Steiner."])
+    same = prune(tagger, q, [film, more, city], link=True)
+    assert same.trace["link_added"] == 0 and all(k.passage != 1 for k in same.kept)
 
 
 def test_title_names_drop_a_trailing_parenthesis() -> None:

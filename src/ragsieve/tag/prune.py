@@ -311,8 +311,8 @@ def linked_sentences(
     keep: set[tuple[int, int]], passages: Sequence[Passage], tagged: Sequence[Tagged]
 ) -> set[tuple[int, int]]:
     """The sentences link carrying adds: for each passage with nothing in ``keep`` whose title
-    (:func:`title_name`, three letters or more) a kept sentence of another passage names as
-    whole words, its most probable sentence with words (none if all score 0)."""
+    (:func:`title_name`, three letters or more) a kept sentence of a passage with another title
+    names as whole words, its most probable sentence with words (none if all score 0)."""
     kept_p = {p for p, _ in keep}
     out = set()
     for p, (title, sents) in enumerate(passages):
@@ -320,7 +320,13 @@ def linked_sentences(
         if p in kept_p or len(name) < 3 or not sents:
             continue
         named = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
-        if not any(q != p and named.search(str(passages[q][1][s]).lower()) for q, s in keep):
+        # Named by a kept sentence of another document: passages of one article share its
+        # title (SQuAD's paragraphs), and naming one's own title links nothing.
+        if not any(
+            title_name(str(passages[q][0] or "")) != name
+            and named.search(str(passages[q][1][s]).lower())
+            for q, s in keep
+        ):
             continue
         probs = [
             (float(tagged[p].probs[s]), s) for s in range(len(sents)) if has_words(str(sents[s]))
