@@ -203,6 +203,7 @@ def prune(
     passage_threshold: float | None = None,
     stack: bool = True,
     open_point: bool = False,
+    link: bool = True,
 ) -> KeptSentences:
     """The sentences of ``passages`` that the evidence tagger keeps for ``question``, each with
     its keep probability and its paragraph's relevance: paragraph by paragraph, the most
@@ -211,7 +212,9 @@ def prune(
     ``budget`` (tokens) and ``rate`` (a share of the passages' tokens, as LLMLingua's ``rate``)
     are ceilings: when the kept sentences exceed one, the most probable ones that fit stay, in
     the same order. ``open_point`` takes the stacker's open point (chosen on dev with no
-    budget: recall over precision) instead of its default.
+    budget: recall over precision) instead of its default. ``link`` (on, as in the ``tagger``
+    method): a passage that kept nothing but whose title a kept sentence of another passage
+    names keeps its most probable sentence (docs/tagger.md, "Link carrying").
 
     A passage is a text or a ``(title, text)`` pair. It is read paragraph by paragraph
     (blank-line blocks, the unit the tagger was trained on), each paragraph with the passage's
@@ -241,6 +244,7 @@ def prune(
         raise ConfigError(f"model must be a tagger folder (a path) or None, got {describe(model)}")
     check_flag("stack", stack)
     check_flag("open_point", open_point)
+    check_flag("link", link)
     items: list[tuple[str, list[str]]] = []
     owner: list[int] = []
     for i, (title, text) in enumerate(pairs):
@@ -252,7 +256,16 @@ def prune(
     tagger = get_tagger(str(model) if model is not None else None)
     stacked = None if stack else False  # None: the model's stacker, where it has one
     pruned = run(
-        tagger, question, items, threshold, hops, min_keep, passage_threshold, stacked, open_point
+        tagger,
+        question,
+        items,
+        threshold,
+        hops,
+        min_keep,
+        passage_threshold,
+        stacked,
+        open_point,
+        link=link,
     )
     kept = pruned.kept
     limits = [] if budget is None else [budget]

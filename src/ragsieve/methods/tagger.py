@@ -68,8 +68,9 @@ class TaggerConfig:
     #: "the film" of the entity it names (:mod:`ragsieve.tag.prune`; docs/tagger.md).
     lead: bool = False
     #: Link carrying: the best sentence of a passage that kept nothing but whose title a kept
-    #: sentence names (the bridge entity's passage; :mod:`ragsieve.tag.prune`).
-    link: bool = False
+    #: sentence names (the bridge entity's passage; :mod:`ragsieve.tag.prune`). On by its dev
+    #: rule (docs/tagger.md, "Link carrying"): HotpotQA dev evidence 0.963x -> 1.04x naive's.
+    link: bool = True
 
     def __post_init__(self) -> None:
         check_threshold(self.threshold)

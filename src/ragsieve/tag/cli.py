@@ -107,6 +107,13 @@ def prune_cmd(
             help="The stacker's open point (chosen on dev with no budget): recall over precision.",
         ),
     ] = False,
+    link: Annotated[
+        bool,
+        typer.Option(
+            help="Keep the best sentence of a passage whose title a kept sentence names "
+            "(the bridge entity's passage); --no-link: off."
+        ),
+    ] = True,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -133,6 +140,7 @@ def prune_cmd(
         passage_threshold=passage_threshold,
         stack=stack,
         open_point=open_point,
+        link=link,
     )
     if as_json:
         span = kept.span
