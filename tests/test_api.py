@@ -71,6 +71,32 @@ def test_prune_keeps_the_answer_sentence_of_passages_a_user_has(corpus_dir: Path
         prune(q, [42])  # type: ignore[list-item]
 
 
+def test_prune_carries_the_link_to_the_named_passage() -> None:
+    """Link carrying is on in ``prune`` as in the ``tagger`` method: the kept "directed by
+    Michael Curtiz" opens the Michael Curtiz passage (which kept nothing) at its best
+    sentence; ``link=False`` leaves it shut."""
+    from ragsieve import prune
+    from ragsieve.errors import ConfigError
+
+    film = (
+        "Casablanca (film)",
+        "Casablanca is a 1942 American romantic drama directed by Michael Curtiz. "
+        "It stars Humphrey Bogart and Ingrid Bergman.",
+    )
+    director = (
+        "Michael Curtiz",
+        "Michael Curtiz was a Hungarian-American film director. He was born in Budapest in "
+        "1886. He directed over 170 films.",
+    )
+    q = "In which city was the director of Casablanca born?"
+    linked = prune(q, [film, director])
+    shut = prune(q, [film, director], link=False)
+    assert any(k.passage == 1 and "Budapest" in k.text for k in linked)
+    assert not any(k.passage == 1 for k in shut)
+    with pytest.raises(ConfigError, match="link"):
+        prune(q, [film], link="no")  # type: ignore[arg-type]
+
+
 REPO = Path(__file__).resolve().parents[1]
 
 

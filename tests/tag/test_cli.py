@@ -80,6 +80,27 @@ def test_prune_command_on_files(tmp_path: Path, corpus_dir: Path) -> None:
     assert latin1.read_bytes() == "Champollion annon\u00e7a en 1822.".encode("latin-1")
 
 
+def test_prune_links_by_default_and_no_link_turns_it_off(tmp_path: Path) -> None:
+    """A file titled by its name ("Michael_Curtiz.txt") is opened by the kept sentence that
+    names it; ``--no-link`` leaves it shut."""
+    (tmp_path / "Casablanca.txt").write_text(
+        "Casablanca is a 1942 American romantic drama directed by Michael Curtiz. "
+        "It stars Humphrey Bogart and Ingrid Bergman.\n"
+    )
+    (tmp_path / "Michael_Curtiz.txt").write_text(
+        "Michael Curtiz was a Hungarian-American film director. He was born in Budapest in "
+        "1886. He directed over 170 films.\n"
+    )
+    files = [str(tmp_path / "Casablanca.txt"), str(tmp_path / "Michael_Curtiz.txt")]
+    q = "In which city was the director of Casablanca born?"
+    linked = run("prune", q, *files, "--json")
+    shut = run("prune", q, *files, "--json", "--no-link")
+    assert linked.returncode == shut.returncode == 0, linked.stderr + shut.stderr
+    rows, rows_shut = json.loads(linked.stdout), json.loads(shut.stdout)
+    assert any(r["passage"] == files[1] and "Budapest" in r["text"] for r in rows)
+    assert not any(r["passage"] == files[1] for r in rows_shut)
+
+
 def test_prune_reads_pdf_html_and_docx_as_index_does(tmp_path: Path) -> None:
     """Real PDF, HTML and DOCX files (reportlab, python-docx) pruned from the command line: each
     read by index's reader (no "not valid UTF-8"), the fact kept from the file that holds it,
