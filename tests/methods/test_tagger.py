@@ -91,6 +91,8 @@ def test_bad_tagger_options() -> None:
         TaggerConfig(lead="yes")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="link must be true or false"):
         TaggerConfig(link=1)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="span_power"):
+        TaggerConfig(span_power=-1)
 
 
 def test_lead_option_adds_first_sentences_through_the_method(plain: Index) -> None:

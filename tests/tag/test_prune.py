@@ -230,3 +230,30 @@ def test_title_names_drop_a_trailing_parenthesis() -> None:
     assert title_name("Casablanca (film)") == "casablanca"
     assert title_name("The Rosetta Stone (Decipherment)") == "the rosetta stone"
     assert title_name("Foo (bar) baz") == "foo (bar) baz" and title_name("") == ""
+
+
+def test_span_power_weighs_keep_probability_in_the_span_ranking(tagger: OnnxTagger) -> None:
+    """``span_power`` 1 (the default) ranks spans by score x (keep probability x relevance):
+    the film's own "Michael Curtiz"; 0 ranks by the span's score alone: "Budapest" in the
+    sentence link carrying added."""
+    film = (
+        "Casablanca (film)",
+        [
+            "Casablanca is a 1942 American romantic drama directed by Michael Curtiz.",
+            "It stars Humphrey Bogart and Ingrid Bergman.",
+        ],
+    )
+    director = (
+        "Michael Curtiz",
+        [
+            "Michael Curtiz was a Hungarian-American film director.",
+            "He was born in Budapest in 1886.",
+            "He directed over 170 films.",
+        ],
+    )
+    q = "In which city was the director of Casablanca born?"
+    weighed = prune(tagger, q, [film, director], link=True)
+    alone = prune(tagger, q, [film, director], link=True, span_power=0.0)
+    assert weighed.span is not None and alone.span is not None
+    assert alone.span.passage == 1 and alone.span.text == "Budapest"
+    assert weighed.span.passage == 0 and alone.span.score > weighed.span.score

@@ -27,7 +27,7 @@ from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter
 from ragsieve.select.base import Selection, make_context
 from ragsieve.tag.model import OnnxTagger
-from ragsieve.tag.prune import Pruned, check_stack, check_threshold, prune
+from ragsieve.tag.prune import SPAN_POWER, Pruned, check_stack, check_threshold, prune
 from ragsieve.text import count_tokens, split_sentences
 from ragsieve.types import Chunk, Scored, SourceSpan
 
@@ -71,11 +71,19 @@ class TaggerConfig:
     #: sentence names (the bridge entity's passage; :mod:`ragsieve.tag.prune`). On by its dev
     #: rule (docs/tagger.md, "Link carrying"): HotpotQA dev evidence 0.963x -> 1.04x naive's.
     link: bool = True
+    #: The span's ranking: span score x (keep probability x relevance) ** span_power.
+    span_power: float = SPAN_POWER
 
     def __post_init__(self) -> None:
         check_threshold(self.threshold)
         check_stack(self.lead, "lead")
         check_stack(self.link, "link")
+        if (
+            not isinstance(self.span_power, int | float)
+            or isinstance(self.span_power, bool)
+            or not 0 <= self.span_power <= 4
+        ):
+            raise ConfigError(f"span_power must be in [0, 4], got {self.span_power!r}")
         check_threshold(self.passage_threshold, "passage_threshold")
         if not isinstance(self.k, int) or self.k < 1:
             raise ConfigError(f"k must be at least 1, got {self.k!r}")
@@ -293,6 +301,7 @@ def tag_and_select(
     open_point: bool = False,
     lead: bool = False,
     link: bool = False,
+    span_power: float = SPAN_POWER,
 ) -> tuple[TaggedSelection, list[Scored]]:
     """The tagger over each passage's sentence chunks (empty passages dropped), then
     :func:`tagged_selection`; the ``tag`` and ``select`` stages are timed into ``timings``."""
@@ -311,6 +320,7 @@ def tag_and_select(
         open_point=open_point,
         lead=lead,
         link=link,
+        span_power=span_power,
     )
     stop()
     stop = timed(timings, "select")
@@ -344,6 +354,7 @@ def select_with(
         c.open_point,
         c.lead,
         c.link,
+        c.span_power,
     )
 
 

@@ -60,6 +60,11 @@ NEEDS_SUBJECT = re.compile(
 )
 
 
+#: The span ranks kept sentences by span score x (keep probability x relevance) ** this
+#: (docs/tagger.md, "The span's ranking after link carrying").
+SPAN_POWER = 1.0
+
+
 class Tagger(Protocol):
     """Reads a question with passages; one :class:`Tagged` per passage."""
 
@@ -216,13 +221,15 @@ def prune(
     open_point: bool = False,
     lead: bool = False,
     link: bool = False,
+    span_power: float = SPAN_POWER,
 ) -> Pruned:
     """Tag ``passages`` for ``question`` (``hops`` 1 or 2) and keep the sentences at or above
     ``threshold`` of the passages at or above ``passage_threshold`` (None: the model's
     defaults; 0 turns passage rejection off). ``stack``: decide with the model's stacker
     (None: where it has one; True: it must; False: the raw probability). ``open_point``: the
     stacker's open point (for a context no budget caps; recall over precision). ``lead`` and
-    ``link``: lead and link carrying (the module's docstring)."""
+    ``link``: lead and link carrying (the module's docstring). ``span_power``: how much the
+    span's ranking weighs the keep probability and relevance (:func:`best_span`)."""
     check_threshold(threshold)
     check_threshold(passage_threshold, "passage_threshold")
     if hops not in (1, 2):
@@ -277,7 +284,8 @@ def prune(
         for p in order
         for s in sorted(s for q, s in keep if q == p)
     ]
-    return Pruned(tagged, kept, th, trace, pth, best_span(tagger, passages, first, kept))
+    span = best_span(tagger, passages, first, kept, span_power)
+    return Pruned(tagged, kept, th, trace, pth, span)
 
 
 def lead_sentences(
@@ -338,7 +346,11 @@ def linked_sentences(
 
 
 def best_span(
-    tagger: Tagger, passages: Sequence[Passage], first: Sequence[Tagged], kept: Sequence[Kept]
+    tagger: Tagger,
+    passages: Sequence[Passage],
+    first: Sequence[Tagged],
+    kept: Sequence[Kept],
+    power: float = SPAN_POWER,
 ) -> AnswerSpan | None:
     """The answer span: among the kept sentences' spans in the ``first`` reading (the question
     alone), the one whose span probability times the sentence's keep probability times its
@@ -352,7 +364,7 @@ def best_span(
     for k in kept:
         t = first[k.passage]
         sp = t.spans[k.sentence] if isinstance(t, SpanTagged) and t.spans else None
-        rank = sp.score * k.prob * k.relevance if sp is not None else -1.0
+        rank = sp.score * (k.prob * k.relevance) ** power if sp is not None else -1.0
         if sp is not None and (best is None or rank > best[0]):
             best = (rank, k, sp)
     if best is None or chars is None:
