@@ -34,9 +34,9 @@ that first sentence nor the one before the kept sentence is kept, the first is k
 own probability (so a budget drops it first). On dev it raised evidence recall from 0.963x to
 0.982x naive's (docs/tagger.md, "Lead carrying").
 
-``link`` (link carrying): a passage that kept nothing, whose title a kept sentence of another
-passage names, is the bridge entity's own passage; its most probable sentence is kept, at its
-own probability (docs/tagger.md, "Link carrying").
+``link`` (link carrying): a passage that kept nothing, whose title a kept sentence of a passage
+with another title names, is the bridge entity's own passage; its most probable sentence is
+kept, at its own probability (docs/tagger.md, "Link carrying"; on in the ``tagger`` method).
 """
 
 from __future__ import annotations
