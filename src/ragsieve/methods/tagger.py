@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ragsieve.checks import check_flag, check_real
 from ragsieve.errors import ConfigError
 from ragsieve.methods.base import (
     Method,
@@ -76,14 +77,9 @@ class TaggerConfig:
 
     def __post_init__(self) -> None:
         check_threshold(self.threshold)
-        check_stack(self.lead, "lead")
-        check_stack(self.link, "link")
-        if (
-            not isinstance(self.span_power, int | float)
-            or isinstance(self.span_power, bool)
-            or not 0 <= self.span_power <= 4
-        ):
-            raise ConfigError(f"span_power must be in [0, 4], got {self.span_power!r}")
+        check_flag("lead", self.lead)
+        check_flag("link", self.link)
+        check_real("span_power", self.span_power, lo=0, hi=4)
         check_threshold(self.passage_threshold, "passage_threshold")
         if not isinstance(self.k, int) or self.k < 1:
             raise ConfigError(f"k must be at least 1, got {self.k!r}")
