@@ -10,9 +10,10 @@ the question is not a yes/no one (a span cannot say yes or no); its reply stays 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
-from ragsieve.types import SourceSpan
+from ragsieve.types import Answer, SourceSpan
 
 #: A question whose first word is one of these asks yes or no ("Are both ...?", "Did he ...?").
 YES_NO_FIRST = frozenset(
@@ -46,3 +47,16 @@ def span_first(llm: Any) -> bool:
     """Whether ``llm`` asks for the span as its answer line (``span_first``: the packaged
     local readers; a reader without the attribute keeps its reply)."""
     return bool(getattr(llm, "span_first", False))
+
+
+def answer_line(
+    answer: Answer, span: SourceSpan | None, llm: Any, *, multiple_choice: bool = False
+) -> Answer:
+    """``answer`` (an LLM's) with the span beside it and its answer line: the reply, or for a
+    reader with ``span_first`` the span where :func:`span_answers` says so (never for a
+    multiple-choice question, whose reply picks an option); ``trace["answer"]`` is ``"span"``
+    or ``"reply"``."""
+    use_span = not multiple_choice and span_first(llm) and span_answers(answer.question, span)
+    trace = {**answer.trace, "answer": "span" if use_span else "reply"}
+    text = span.text if use_span and span is not None else answer.text
+    return replace(answer, text=text, reply=answer.text, span=span, trace=trace)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragsieve.defaults import DEFAULT_MAX_TOKENS
@@ -25,7 +25,7 @@ from ragsieve.llm.cost import (
     answer_prices,
     llm_cost,
 )
-from ragsieve.methods.answer_line import span_answers, span_first
+from ragsieve.methods.answer_line import answer_line
 from ragsieve.progress import Progress, reported
 from ragsieve.rerank.base import Reranker, rerank
 from ragsieve.retrieve.base import DocFilter, Retriever
@@ -309,19 +309,6 @@ def generate_answer(
         trace=trace,
         method=method,
     )
-
-
-def answer_line(
-    answer: Answer, span: SourceSpan | None, llm: LLM, *, multiple_choice: bool = False
-) -> Answer:
-    """``answer`` (an LLM's) with the span beside it and its answer line: the reply, or for a
-    reader with ``span_first`` the span where :func:`span_answers` says so
-    (:mod:`ragsieve.methods.answer_line`; never for a multiple-choice question, whose reply
-    picks an option); ``trace["answer"]`` is ``"span"`` or ``"reply"``."""
-    use_span = not multiple_choice and span_first(llm) and span_answers(answer.question, span)
-    trace = {**answer.trace, "answer": "span" if use_span else "reply"}
-    text = span.text if use_span and span is not None else answer.text
-    return replace(answer, text=text, reply=answer.text, span=span, trace=trace)
 
 
 def span_answer(method: str, r: Retrieval, config: dict[str, Any] | None = None) -> Answer:
