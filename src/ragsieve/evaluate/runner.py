@@ -234,7 +234,9 @@ def run_eval(
                     row.update(answer_metrics(ans.text, q))
                     row["prediction"] = ans.text
                     if ans.reply is not None:  # the reply alone, beside the answer line
-                        reply = answer_metrics(ans.reply, q)
+                        # scored once when it is the line (naive, other readers, yes/no)
+                        same = ans.reply == ans.text
+                        reply = row if same else answer_metrics(ans.reply, q)
                         row.update(reply=ans.reply, answer_from=ans.trace.get("answer", "reply"))
                         row.update(reply_em=reply.get("em"), reply_f1=reply.get("f1"))
                     row["prompt_tokens"] = ans.usage.prompt_tokens
