@@ -185,28 +185,33 @@ def test_lead_carrying_keeps_the_first_sentence_a_kept_one_needs(tagger: OnnxTag
     assert named.trace["lead_added"] == 0
 
 
+#: A bridge question: the film's passage names its director, whose passage holds the answer.
+BORN = "In which city was the director of Casablanca born?"
+CASABLANCA = (
+    "Casablanca (film)",
+    [
+        "Casablanca is a 1942 American romantic drama directed by Michael Curtiz.",
+        "It stars Humphrey Bogart and Ingrid Bergman.",
+    ],
+)
+CURTIZ = (
+    "Michael Curtiz",
+    [
+        "Michael Curtiz was a Hungarian-American film director.",
+        "He was born in Budapest in 1886.",
+        "He directed over 170 films.",
+    ],
+)
+
+
 def test_link_carrying_opens_the_passage_a_kept_sentence_names(tagger: OnnxTagger) -> None:
     """``link``: the kept "directed by Michael Curtiz" names the title of a passage that kept
     nothing; link carrying keeps that passage's most probable sentence (here the birthplace
     the question asks for), at its own probability. A named passage that already kept a
     sentence, or a title no kept sentence names, gains nothing."""
-    film = (
-        "Casablanca (film)",
-        [
-            "Casablanca is a 1942 American romantic drama directed by Michael Curtiz.",
-            "It stars Humphrey Bogart and Ingrid Bergman.",
-        ],
-    )
-    director = (
-        "Michael Curtiz",
-        [
-            "Michael Curtiz was a Hungarian-American film director.",
-            "He was born in Budapest in 1886.",
-            "He directed over 170 films.",
-        ],
-    )
+    film, director = CASABLANCA, CURTIZ
     city = ("Burbank", ["Burbank is a city in Los Angeles County.", "It is home to studios."])
-    q = "In which city was the director of Casablanca born?"
+    q = BORN
     plain = prune(tagger, q, [film, director, city])
     linked = prune(tagger, q, [film, director, city], link=True)
     before = {(k.passage, k.sentence) for k in plain.kept}
@@ -236,22 +241,8 @@ def test_span_power_weighs_keep_probability_in_the_span_ranking(tagger: OnnxTagg
     """``span_power`` 1 (the default) ranks spans by score x (keep probability x relevance):
     the film's own "Michael Curtiz"; 0 ranks by the span's score alone: "Budapest" in the
     sentence link carrying added."""
-    film = (
-        "Casablanca (film)",
-        [
-            "Casablanca is a 1942 American romantic drama directed by Michael Curtiz.",
-            "It stars Humphrey Bogart and Ingrid Bergman.",
-        ],
-    )
-    director = (
-        "Michael Curtiz",
-        [
-            "Michael Curtiz was a Hungarian-American film director.",
-            "He was born in Budapest in 1886.",
-            "He directed over 170 films.",
-        ],
-    )
-    q = "In which city was the director of Casablanca born?"
+    film, director = CASABLANCA, CURTIZ
+    q = BORN
     weighed = prune(tagger, q, [film, director], link=True)
     alone = prune(tagger, q, [film, director], link=True, span_power=0.0)
     assert weighed.span is not None and alone.span is not None
