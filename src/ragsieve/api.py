@@ -213,8 +213,8 @@ def prune(
     are ceilings: when the kept sentences exceed one, the most probable ones that fit stay, in
     the same order. ``open_point`` takes the stacker's open point (chosen on dev with no
     budget: recall over precision) instead of its default. ``link`` (on, as in the ``tagger``
-    method): a passage that kept nothing but whose title a kept sentence of another passage
-    names keeps its most probable sentence (docs/tagger.md, "Link carrying").
+    method): a passage that kept nothing but whose title a kept sentence of a passage with
+    another title names keeps its most probable sentence (docs/tagger.md, "Link carrying").
 
     A passage is a text or a ``(title, text)`` pair. It is read paragraph by paragraph
     (blank-line blocks, the unit the tagger was trained on), each paragraph with the passage's
