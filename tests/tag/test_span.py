@@ -24,6 +24,7 @@ from ragsieve.tag.span import (
     best_spans,
     char_span,
     piece_offsets,
+    snap_span,
 )
 
 
@@ -166,3 +167,49 @@ def test_the_shipped_tagger_points_at_the_answer() -> None:
     ]
     got = prune(OnnxTagger(), "In which year did Champollion announce the decipherment?", passages)
     assert got.span is not None and got.span.text == "1822" and got.span.sentence == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "head", "snapped"),
+    [
+        ("a 48-bit pattern delimits each block", "48", "48-bit"),  # stopped inside a word
+        ("include \u2018<nettle/sha2.h>\u2019.", "\u2018<nettle/sha2.h>", "<nettle/sha2.h>"),
+        (
+            "link with -lhogweed -lnettle -lgmp",
+            "lhogweed -lnettle -lgmp",
+            "-lhogweed -lnettle -lgmp",
+        ),
+        ("He was born in Budapest, Hungary.", "Budapest", "Budapest"),  # the comma stays out
+        ("Chiang Kai-shek (born 1887),", "1887", "1887"),  # an unpaired bracket and a comma
+        ("It was Curtiz's film.", "Curtiz", "Curtiz"),  # the possessive stays out
+        ("The director (Michael) said", "Michael", "Michael"),  # enclosing brackets go
+        ("call f(x) now", "f(x", "f(x)"),  # a paired bracket inside stays
+        ('He said "yes".', '"yes', "yes"),
+        ("pass value=NULL and len=0.", "NULL and len=0", "value=NULL and len=0"),
+    ],
+)
+def test_snapping_widens_a_span_to_whole_words_and_trims_its_ends(
+    text: str, head: str, snapped: str
+) -> None:
+    start = text.index(head)
+    a, b = snap_span(text, start, start + len(head))
+    assert text[a:b] == snapped
+
+
+def test_snapping_keeps_a_span_it_would_trim_away() -> None:
+    assert snap_span('say "" now', 4, 6) == (4, 6)  # only quotes: nothing would be left
+    assert snap_span("abc", 2, 1) == (2, 1) and snap_span("abc", 0, 9) == (0, 9)  # out of range
+
+
+def test_prune_snaps_the_span_it_returns(folders: tuple[Path, Path]) -> None:
+    """``span_snap`` (the default): the same sentence and score as without it, its characters
+    :func:`snap_span` of the unsnapped span's, and the kept sentences unchanged."""
+    head, _ = folders
+    plain = prune(OnnxTagger(head), QUESTION, PASSAGES, span_snap=False)
+    snapped = prune(OnnxTagger(head), QUESTION, PASSAGES)
+    assert plain.span is not None and snapped.span is not None
+    assert snapped.kept == plain.kept
+    sentence = PASSAGES[plain.span.passage][1][plain.span.sentence]
+    a, b = snap_span(sentence, plain.span.start, plain.span.end)
+    assert (snapped.span.start, snapped.span.end) == (a, b)
+    assert snapped.span.text == sentence[a:b] and snapped.span.score == plain.span.score
