@@ -74,7 +74,7 @@ def test_prune_keeps_the_answer_sentence_of_passages_a_user_has(corpus_dir: Path
 def test_prune_carries_the_link_to_the_named_passage() -> None:
     """Link carrying is on in ``prune`` as in the ``tagger`` method: the kept "directed by
     Michael Curtiz" opens the Michael Curtiz passage (which kept nothing) at its best
-    sentence; ``link=False`` leaves it shut."""
+    sentence, whose span answers; ``link=False`` leaves it shut."""
     from ragsieve import prune
     from ragsieve.errors import ConfigError
 
@@ -93,6 +93,9 @@ def test_prune_carries_the_link_to_the_named_passage() -> None:
     shut = prune(q, [film, director], link=False)
     assert any(k.passage == 1 and "Budapest" in k.text for k in linked)
     assert not any(k.passage == 1 for k in shut)
+    # The linked sentence answers the bridge question (the span's ``inherit`` ranking).
+    assert linked.span is not None and linked.span.text == "Budapest"
+    assert shut.span is not None and shut.span.text == "Michael Curtiz"
     with pytest.raises(ConfigError, match="link"):
         prune(q, [film], link="no")  # type: ignore[arg-type]
 

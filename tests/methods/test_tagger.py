@@ -95,6 +95,8 @@ def test_bad_tagger_options() -> None:
         TaggerConfig(span_power=-1)
     with pytest.raises(ConfigError, match="span_snap must be true or false"):
         TaggerConfig(span_snap="yes")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="span_link must be one of"):
+        TaggerConfig(span_link="all")
 
 
 def test_lead_option_adds_first_sentences_through_the_method(plain: Index) -> None:

@@ -239,12 +239,39 @@ def test_title_names_drop_a_trailing_parenthesis() -> None:
 
 def test_span_power_weighs_keep_probability_in_the_span_ranking(tagger: OnnxTagger) -> None:
     """``span_power`` 1 (the default) ranks spans by score x (keep probability x relevance):
-    the film's own "Michael Curtiz"; 0 ranks by the span's score alone: "Budapest" in the
-    sentence link carrying added."""
+    with each sentence's own weight (``span_link="none"``) the film's "Michael Curtiz"; 0 ranks
+    by the span's score alone: "Budapest" in the sentence link carrying added."""
     film, director = CASABLANCA, CURTIZ
     q = BORN
-    weighed = prune(tagger, q, [film, director], link=True)
-    alone = prune(tagger, q, [film, director], link=True, span_power=0.0)
+    weighed = prune(tagger, q, [film, director], link=True, span_link="none")
+    alone = prune(tagger, q, [film, director], link=True, span_power=0.0, span_link="none")
     assert weighed.span is not None and alone.span is not None
     assert alone.span.passage == 1 and alone.span.text == "Budapest"
     assert weighed.span.passage == 0 and alone.span.score > weighed.span.score
+
+
+def test_a_linked_sentence_answers_with_the_weight_of_the_sentence_that_linked_it(
+    tagger: OnnxTagger,
+) -> None:
+    """``span_link``: "inherit" (the default) ranks the linked "He was born in Budapest ..."
+    with the weight of the film's sentence that names Michael Curtiz, so the bridge question's
+    span is "Budapest", not the bridge entity; "bridge" gets there by the title the best span
+    names; "none" keeps "Michael Curtiz". The context is the same for all three."""
+    q, pools = BORN, [CASABLANCA, CURTIZ]
+    got = {
+        m: prune(tagger, q, pools, link=True, span_link=m) for m in ("inherit", "bridge", "none")
+    }
+    default = prune(tagger, q, pools, link=True)  # span_link left to its default
+    spans = {m: (p.span.passage, p.span.text) for m, p in got.items() if p.span is not None}
+    assert spans == {
+        "inherit": (1, "Budapest"),
+        "bridge": (1, "Budapest"),
+        "none": (0, "Michael Curtiz"),
+    }
+    assert default.span == got["inherit"].span
+    assert got["inherit"].kept == got["none"].kept == got["bridge"].kept
+    # Without link carrying nothing is linked, and every mode gives the film's own span.
+    plain = {m: prune(tagger, q, pools, link=False, span_link=m).span for m in ("inherit", "none")}
+    assert plain["inherit"] == plain["none"]
+    with pytest.raises(ConfigError, match="span_link must be one of none, inherit, bridge"):
+        prune(tagger, q, pools, span_link="both")

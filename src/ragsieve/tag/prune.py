@@ -63,6 +63,11 @@ NEEDS_SUBJECT = re.compile(
 #: The span ranks kept sentences by span score x (keep probability x relevance) ** this
 #: (docs/tagger.md, "The span's ranking after link carrying").
 SPAN_POWER = 1.0
+#: How the span treats a sentence link carrying added: ``none`` ranks it by its own keep
+#: probability and relevance; ``inherit`` (the default, chosen on dev) by those of the kept
+#: sentence that linked it; ``bridge`` answers from the linked passage where the best span
+#: names its title (docs/tagger.md, "The span on a linked passage").
+SPAN_LINKS = ("none", "inherit", "bridge")
 
 
 class Tagger(Protocol):
@@ -223,6 +228,7 @@ def prune(
     link: bool = False,
     span_power: float = SPAN_POWER,
     span_snap: bool = True,
+    span_link: str = "inherit",
 ) -> Pruned:
     """Tag ``passages`` for ``question`` (``hops`` 1 or 2) and keep the sentences at or above
     ``threshold`` of the passages at or above ``passage_threshold`` (None: the model's
@@ -231,8 +237,10 @@ def prune(
     stacker's open point (for a context no budget caps; recall over precision). ``lead`` and
     ``link``: lead and link carrying (the module's docstring). ``span_power``: how much the
     span's ranking weighs the keep probability and relevance (:func:`best_span`); ``span_snap``:
-    the span widened to whole words and trimmed of quotes (:func:`~ragsieve.tag.span.snap_span`)."""
+    the span widened to whole words and trimmed of quotes (:func:`~ragsieve.tag.span.snap_span`);
+    ``span_link``: how the span treats linked sentences (:data:`SPAN_LINKS`)."""
     check_threshold(threshold)
+    check_span_link(span_link)
     check_threshold(passage_threshold, "passage_threshold")
     if hops not in (1, 2):
         raise ConfigError(f"hops must be 1 or 2, got {hops!r}")
@@ -271,6 +279,7 @@ def prune(
     ]
     for _, p, s in sorted(flat, reverse=True)[:min_keep]:
         keep.add((p, s))
+    links: set[tuple[int, int]] = set()
     if link:
         links = linked_sentences(keep, passages, tagged)
         keep |= links
@@ -286,7 +295,9 @@ def prune(
         for p in order
         for s in sorted(s for q, s in keep if q == p)
     ]
-    span = best_span(tagger, passages, first, kept, span_power, span_snap)
+    span = best_span(
+        tagger, passages, first, kept, span_power, span_snap, span_link, {p for p, _ in links}
+    )
     return Pruned(tagged, kept, th, trace, pth, span)
 
 
@@ -347,6 +358,33 @@ def linked_sentences(
     return out
 
 
+def check_span_link(mode: str) -> None:
+    """A clear error for a ``span_link`` that is not one of :data:`SPAN_LINKS`."""
+    if mode not in SPAN_LINKS:
+        raise ConfigError(f"span_link must be one of {', '.join(SPAN_LINKS)}, got {mode!r}")
+
+
+def _linker_weights(
+    passages: Sequence[Passage], kept: Sequence[Kept], linked: set[int] | frozenset[int]
+) -> dict[int, float]:
+    """For each linked passage, the keep probability x relevance of the best kept sentence of
+    another passage that names its title (the sentence that linked it)."""
+    out: dict[int, float] = {}
+    for p in linked:
+        name = title_name(str(passages[p][0] or ""))
+        named = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+        ws = [
+            k.prob * k.relevance
+            for k in kept
+            if k.passage not in linked
+            and title_name(str(passages[k.passage][0] or "")) != name
+            and named.search(k.text.lower())
+        ]
+        if ws:
+            out[p] = max(ws)
+    return out
+
+
 def best_span(
     tagger: Tagger,
     passages: Sequence[Passage],
@@ -354,28 +392,53 @@ def best_span(
     kept: Sequence[Kept],
     power: float = SPAN_POWER,
     snap: bool = True,
+    link_mode: str = "inherit",
+    linked: set[int] | frozenset[int] = frozenset(),
 ) -> AnswerSpan | None:
     """The answer span: among the kept sentences' spans in the ``first`` reading (the question
     alone), the one whose span probability times the sentence's keep probability times its
     passage's relevance is highest; its characters found by re-tokenising that one sentence.
     None when the reading has no spans (a tagger without a span head). ``snap``: its characters
-    widened to whole words and trimmed (:func:`~ragsieve.tag.span.snap_span`).
+    widened to whole words and trimmed (:func:`~ragsieve.tag.span.snap_span`). ``link_mode``
+    (:data:`SPAN_LINKS`) and ``linked``, the passages link carrying added: how their sentences
+    take part.
 
     Dev (95 HotpotQA and 100 SQuAD dev pools, prune's defaults): span F1 0.194 and 0.364 with
     this rule, against 0.162 and 0.313 for the highest span probability over both readings."""
     chars = getattr(tagger, "span_chars", None)
-    best: tuple[float, Kept, Any] | None = None
-    for k in kept:
-        t = first[k.passage]
-        sp = t.spans[k.sentence] if isinstance(t, SpanTagged) and t.spans else None
-        rank = sp.score * (k.prob * k.relevance) ** power if sp is not None else -1.0
-        if sp is not None and (best is None or rank > best[0]):
-            best = (rank, k, sp)
+    inherited = _linker_weights(passages, kept, linked) if link_mode == "inherit" else {}
+
+    def best_of(among: Sequence[Kept]) -> tuple[float, Kept, Any] | None:
+        best: tuple[float, Kept, Any] | None = None
+        for k in among:
+            t = first[k.passage]
+            sp = t.spans[k.sentence] if isinstance(t, SpanTagged) and t.spans else None
+            w = inherited.get(k.passage, k.prob * k.relevance)
+            rank = sp.score * w**power if sp is not None else -1.0
+            if sp is not None and (best is None or rank > best[0]):
+                best = (rank, k, sp)
+        return best
+
+    def located(k: Kept, sp: Any) -> tuple[str, int, int]:
+        sentence = str(passages[k.passage][1][k.sentence])
+        start, end = chars(sentence, sp)
+        if snap:
+            start, end = snap_span(sentence, start, end)
+        return sentence, start, end
+
+    best = best_of(kept)
     if best is None or chars is None:
         return None
     _, k, sp = best
-    sentence = str(passages[k.passage][1][k.sentence])
-    start, end = chars(sentence, sp)
-    if snap:
-        start, end = snap_span(sentence, start, end)
+    sentence, start, end = located(k, sp)
+    if link_mode == "bridge" and k.passage not in linked:
+        text = sentence[start:end].lower()
+        for p in sorted(linked):
+            name = title_name(str(passages[p][0] or ""))
+            if len(name) >= 3 and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text):
+                there = best_of([q for q in kept if q.passage == p])
+                if there is not None:
+                    _, k, sp = there
+                    sentence, start, end = located(k, sp)
+                break
     return AnswerSpan(sentence[start:end], k.passage, k.sentence, start, end, sp.score)
