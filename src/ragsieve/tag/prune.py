@@ -328,6 +328,11 @@ def title_name(title: str) -> str:
     return re.sub(r"\s*\([^()]*\)\s*$", "", title).strip().lower()
 
 
+def naming(name: str) -> re.Pattern[str]:
+    """A pattern that finds ``name`` (a :func:`title_name`) as whole words in lower-cased text."""
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+
+
 def linked_sentences(
     keep: set[tuple[int, int]], passages: Sequence[Passage], tagged: Sequence[Tagged]
 ) -> set[tuple[int, int]]:
@@ -340,7 +345,7 @@ def linked_sentences(
         name = title_name(str(title or ""))
         if p in kept_p or len(name) < 3 or not sents:
             continue
-        named = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+        named = naming(name)
         # Named by a kept sentence of another document: passages of one article share its
         # title (SQuAD's paragraphs), and naming one's own title links nothing.
         if not any(
@@ -372,7 +377,7 @@ def _linker_weights(
     out: dict[int, float] = {}
     for p in linked:
         name = title_name(str(passages[p][0] or ""))
-        named = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+        named = naming(name)
         ws = [
             k.prob * k.relevance
             for k in kept
@@ -435,7 +440,7 @@ def best_span(
         text = sentence[start:end].lower()
         for p in sorted(linked):
             name = title_name(str(passages[p][0] or ""))
-            if len(name) >= 3 and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text):
+            if len(name) >= 3 and naming(name).search(text):
                 there = best_of([q for q in kept if q.passage == p])
                 if there is not None:
                     _, k, sp = there
