@@ -66,6 +66,7 @@ PLAIN_TEXT_FIELDS = frozenset(
         "unit",
         "order",
         "source",
+        "span_link",
     }
 )
 
