@@ -144,8 +144,8 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 def snap_span(text: str, start: int, end: int) -> tuple[int, int]:
     """``(start, end)`` widened to the whole words of ``text`` it touches (words end at white
     space and at em and en dashes), then trimmed of a footnote mark glued to its end, quotes,
-    the punctuation , ; : ! ? and a final full stop, a possessive 's and a bracket without its
-    partner; the span as it was if nothing would be left.
+    the punctuation , ; : ! ? and a final full stop, a possessive 's, brackets around it and a
+    bracket without its partner; the span as it was if nothing would be left.
 
     The span head chooses word pieces, so on technical text it can stop inside a word ("48" of
     "48-bit") or take a quote with it ("\u2018<nettle/sha2.h>"); docs/tagger.md, "Word
