@@ -333,6 +333,13 @@ def naming(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
 
 
+def links_to(name: str, title: str, sentence: str) -> bool:
+    """Whether ``sentence``, of a passage titled ``title``, links the passage whose
+    :func:`title_name` is ``name``: it names it as whole words, from another title (passages of
+    one article share its title, as SQuAD's paragraphs do, and naming one's own links nothing)."""
+    return title_name(title) != name and naming(name).search(sentence.lower()) is not None
+
+
 def linked_sentences(
     keep: set[tuple[int, int]], passages: Sequence[Passage], tagged: Sequence[Tagged]
 ) -> set[tuple[int, int]]:
@@ -345,13 +352,8 @@ def linked_sentences(
         name = title_name(str(title or ""))
         if p in kept_p or len(name) < 3 or not sents:
             continue
-        named = naming(name)
-        # Named by a kept sentence of another document: passages of one article share its
-        # title (SQuAD's paragraphs), and naming one's own title links nothing.
         if not any(
-            title_name(str(passages[q][0] or "")) != name
-            and named.search(str(passages[q][1][s]).lower())
-            for q, s in keep
+            links_to(name, str(passages[q][0] or ""), str(passages[q][1][s])) for q, s in keep
         ):
             continue
         probs = [
@@ -377,13 +379,10 @@ def _linker_weights(
     out: dict[int, float] = {}
     for p in linked:
         name = title_name(str(passages[p][0] or ""))
-        named = naming(name)
         ws = [
             k.prob * k.relevance
             for k in kept
-            if k.passage not in linked
-            and title_name(str(passages[k.passage][0] or "")) != name
-            and named.search(k.text.lower())
+            if k.passage not in linked and links_to(name, str(passages[k.passage][0] or ""), k.text)
         ]
         if ws:
             out[p] = max(ws)
