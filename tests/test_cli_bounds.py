@@ -49,6 +49,8 @@ def test_a_folder_with_a_non_utf8_name_and_a_million_spaces(
         (["search", "x", "--method", "naive[k=99999999999999999999]"], "k must be int"),
         (["search", "x", "--method", "naive[k=1,k=2]"], "given twice"),
         (["search", "x", "--method", "pareto[depth=-1]"], "depth"),
+        (["search", "x", "--method", "tagger[span_link=both]"], "span_link must be one of"),
+        (["search", "x", "--method", "tagger[span_snap=maybe]"], "span_snap"),
         (["ask", "x", "--llm", "openai:m@http://[::1"], "bad URL"),
         (["ask", "x", "--llm", "openai:m@http://host:abc/v1"], "bad URL"),
         (["explain", "x", "--plot", "/tmp/" + "a" * 300 + ".png"], "--plot"),
