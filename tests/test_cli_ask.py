@@ -108,7 +108,8 @@ def test_a_ranking_is_by_score_and_a_context_says_it_is_one(sample_index_dir: Pa
 
 def test_the_answer_span_beside_the_answer_and_alone(sample_index_dir: Path) -> None:
     """With the packaged reader the span is the answer line, its span line under it and the
-    LLM's reply below (``span`` and ``reply`` in ``--json``); ``--llm none`` answers with the
+    LLM's reply below (``span`` and ``reply`` in ``--json``); a choice question's line is the
+    option the reply names, with the span and the reply below; ``--llm none`` answers with the
     span alone, and a method without spans says it has none."""
     q = "In which year did Champollion announce the decipherment of hieroglyphs?"
     base = ["ask", q, "--index", str(sample_index_dir), "--k", "3"]
@@ -124,6 +125,13 @@ def test_the_answer_span_beside_the_answer_and_alone(sample_index_dir: Path) -> 
     out = json.loads(p.stdout)
     assert out["answer"] == out["span"]["text"] and out["trace"]["answer"] == "span"
     assert out["reply"] and out["reply"] == lines[at + 1].split("): ", 1)[1]
+    # Which of two: the line is the option the reply names, the span and the whole reply below.
+    choice = "Who announced the decipherment of hieroglyphs, Thomas Young or Champollion?"
+    p = run("ask", choice, *base[2:], "--max-tokens", "24")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == "Champollion" and "the tagger's answer)" in lines[1]
+    assert lines[2].startswith("reply (") and "Champollion" in lines[2].split("): ", 1)[1]
     p = run(*base, "--llm", "none", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)

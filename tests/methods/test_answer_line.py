@@ -1,6 +1,7 @@
 """The answer line (docs/llm.md, "The answer line"): for the packaged local readers the
 tagger's answer span answers, unless the question asks yes or no or picks an option, and the
-LLM's reply rides beside it; a reader that did not ask for it keeps its reply. The real
+LLM's reply rides beside it; a question that asks which of two ("..., A or B?") is answered by
+the option the reply names; a reader that did not ask for it keeps its reply. The real
 shipped tagger over the sample corpus, the real SmolLM2 through llama.cpp, and the real
 OpenAI client against a stand-in endpoint (a remote model cannot run here)."""
 
@@ -14,7 +15,13 @@ from scripted_llm import scripted_llm
 from ragsieve.index import Index
 from ragsieve.llm import get_llm
 from ragsieve.methods import get_method
-from ragsieve.methods.answer_line import is_yes_no, span_answers, span_first
+from ragsieve.methods.answer_line import (
+    choice_options,
+    chosen_option,
+    is_yes_no,
+    span_answers,
+    span_first,
+)
 from ragsieve.types import SourceSpan
 
 pytestmark = pytest.mark.integration
@@ -38,6 +45,34 @@ def test_the_span_answers_where_it_exists_and_the_question_is_not_yes_no() -> No
     assert not span_answers(QUESTION, span, point=0.5)  # a point above its score
 
 
+def test_choice_questions_and_their_two_options() -> None:
+    q = "Which director worked in more countries, Robert Butler or Bob Clark?"
+    assert choice_options(q) == ("Robert Butler", "Bob Clark")
+    assert choice_options('Which came first, "Up" or “Cars”?') == ("Up", "Cars")
+    assert choice_options("Which is older, A, B or C?") == ("B", "C")  # after the last comma
+    assert choice_options("Who won, Ann or Bo or Cy?") == ("Ann or Bo", "Cy")  # the last " or "
+    for q in (
+        "Which have stronger structures the father or son mold?",  # no comma
+        "What power does each national or regional church possess?",
+        "Are both bands, Blur or Oasis?",  # yes/no
+        "Which one, A or B.",  # not a question
+        "Which one, A or ?",  # an empty option
+        "Which one, the first of the nine long words in this list or B?",  # nine words
+    ):
+        assert choice_options(q) is None, q
+
+
+def test_the_option_the_reply_names_first() -> None:
+    opts = ("Robert Butler", "Bob Clark")
+    assert chosen_option("Bob Clark was a director, and Robert Butler too.", opts) == "Bob Clark"
+    assert chosen_option("ROBERT BUTLER worked in more.", opts) == "Robert Butler"
+    assert chosen_option("Mika Clarkson did.", opts) is None  # whole words only
+    assert chosen_option("I don't know.", opts) is None
+    assert chosen_option("The Ruichang one.", ("Ruichang", "Ruichang Port")) == "Ruichang"
+    assert chosen_option("Ruichang Port.", ("Ruichang", "Ruichang Port")) == "Ruichang Port"
+    assert chosen_option("It is C++, not C.", ("C", "C++")) == "C++"
+
+
 def test_the_packaged_reader_answers_with_the_span(plain: Index, smollm2: Any) -> None:
     assert span_first(smollm2)
     m = get_method("tagger", plain)
@@ -56,16 +91,27 @@ def test_the_packaged_reader_answers_with_the_span(plain: Index, smollm2: Any) -
     # A multiple-choice question: the reply picks the option.
     mc = m.answer(r, smollm2, options=["1799", "1822"], max_tokens=8)
     assert mc.trace["answer"] == "reply" and mc.text == mc.reply
+    # Which of two? The line is the option the reply names; the span and the reply ride beside.
+    choice = "Who announced the decipherment of hieroglyphs, Thomas Young or Champollion?"
+    which = m.ask(choice, smollm2, max_tokens=24)
+    assert which.trace["answer"] == "choice" and which.text == "Champollion"
+    assert "Champollion" in (which.reply or "") and "Young" not in (which.reply or "")
+    assert which.span is not None and which.to_json()["answer"] == "Champollion"
 
 
 def test_readers_that_did_not_ask_keep_their_reply(plain: Index, scripted: Any) -> None:
     m = get_method("tagger", plain)
     r = m.retrieve([QUESTION])[0]
     off = get_llm("local", n_ctx=2048, span_first=False)
+    choice = "Who announced the decipherment of hieroglyphs, Thomas Young or Champollion?"
     try:
         ans = m.answer(r, off, max_tokens=24)
+        whole = m.ask(choice, off, max_tokens=24)
     finally:
         off.close()
+    # The same reply that names an option: a reader that did not ask keeps all of it.
+    assert "Champollion" in whole.text and whole.text != "Champollion"
+    assert whole.text == whole.reply and whole.trace["answer"] == "reply"
     assert not span_first(off) and ans.trace["answer"] == "reply"
     assert ans.text == ans.reply and ans.span == r.span
     # A remote reader (not measured here) keeps its reply too.
@@ -74,6 +120,9 @@ def test_readers_that_did_not_ask_keep_their_reply(plain: Index, scripted: Any) 
     assert not span_first(remote)
     ans = m.answer(r, remote)
     assert (ans.text, ans.reply, ans.trace["answer"]) == ("answer 0", "answer 0", "reply")
+    # A choice question: a remote reader keeps its reply too.
+    got = m.answer(m.retrieve([choice])[0], remote)
+    assert (got.text, got.reply, got.trace["answer"]) == ("answer 1", "answer 1", "reply")
     # No LLM: the span is the answer and there is no reply.
     none = m.answer(r, None)
     assert none.text == r.span.text and none.reply is None and none.to_json()["reply"] is None

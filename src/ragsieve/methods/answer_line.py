@@ -5,6 +5,8 @@ beside (dev: span F1 0.511, SmolLM2 0.142, qwen-0.5b 0.373). A reader that says 
 (``span_first``, on for those two) has the span as its answer line when the span is sure and
 the question is not a yes/no one (a span cannot say yes or no); its reply stays in
 ``Answer.reply``. The point was chosen on dev by the rule in docs/llm.md ("The answer line").
+A question that asks which of two options ("..., A or B?") is answered by the option the reply
+names, as a span cannot compare (docs/llm.md, "A choice keeps the reply's choice").
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ SPAN_FIRST_POINT = 0.0
 
 _FIRST_WORD = re.compile(r"[A-Za-z']+")
 
+#: The most words an option of a choice question may have.
+CHOICE_WORDS = 8
+
+_QUOTES = "\"'“”‘’ \t"
+
 
 def is_yes_no(question: str) -> bool:
     """Whether ``question`` asks yes or no, by its first word."""
@@ -43,6 +50,33 @@ def span_answers(question: str, span: SourceSpan | None, point: float = SPAN_FIR
     )
 
 
+def choice_options(question: str) -> tuple[str, str] | None:
+    """The two options of a question that asks "..., A or B?" (after its last comma, split at
+    its last " or ", quotes trimmed, each of 1 to :data:`CHOICE_WORDS` words); None for any
+    other question, a yes/no one included."""
+    q = question.strip()
+    if not q.endswith("?") or "," not in q or is_yes_no(q):
+        return None
+    tail = q[:-1].rsplit(",", 1)[1]
+    if " or " not in tail:
+        return None
+    options = tuple(o.strip(_QUOTES) for o in tail.rsplit(" or ", 1))
+    if not all(0 < len(o.split()) <= CHOICE_WORDS for o in options):
+        return None
+    return options[0], options[1]
+
+
+def chosen_option(reply: str, options: tuple[str, str]) -> str | None:
+    """The option that ``reply`` names first (whole words, case-insensitive; at one place, the
+    longer), or None when it names neither."""
+    found: list[tuple[int, int, str]] = []
+    for o in options:
+        m = re.search(rf"(?<!\w){re.escape(o)}(?!\w)", reply, re.IGNORECASE)
+        if m is not None:
+            found.append((m.start(), -len(o), o))
+    return min(found)[2] if found else None
+
+
 def span_first(llm: Any) -> bool:
     """Whether ``llm`` asks for the span as its answer line (``span_first``: the packaged
     local readers; a reader without the attribute keeps its reply)."""
@@ -53,10 +87,18 @@ def answer_line(
     answer: Answer, span: SourceSpan | None, llm: Any, *, multiple_choice: bool = False
 ) -> Answer:
     """``answer`` (an LLM's) with the span beside it and its answer line: the reply, or for a
-    reader with ``span_first`` the span where :func:`span_answers` says so (never for a
-    multiple-choice question, whose reply picks an option); ``trace["answer"]`` is ``"span"``
-    or ``"reply"``."""
-    use_span = not multiple_choice and span_first(llm) and span_answers(answer.question, span)
-    trace = {**answer.trace, "answer": "span" if use_span else "reply"}
-    text = span.text if use_span and span is not None else answer.text
+    reader with ``span_first`` the option its reply names for a choice question
+    (:func:`choice_options`), else the span where :func:`span_answers` says so (never for a
+    multiple-choice question, whose reply picks an option); ``trace["answer"]`` is
+    ``"choice"``, ``"span"`` or ``"reply"``."""
+    own = not multiple_choice and span_first(llm)
+    options = choice_options(answer.question) if own else None
+    chosen = chosen_option(answer.text, options) if options is not None else None
+    if chosen is not None:
+        how, text = "choice", chosen
+    elif own and span is not None and span_answers(answer.question, span):
+        how, text = "span", span.text
+    else:
+        how, text = "reply", answer.text
+    trace = {**answer.trace, "answer": how}
     return replace(answer, text=text, reply=answer.text, span=span, trace=trace)
