@@ -1,9 +1,10 @@
 """The answer line (docs/llm.md, "The answer line"): for the packaged local readers the
 tagger's answer span answers, unless the question asks yes or no or picks an option, and the
 LLM's reply rides beside it; a question that asks which of two ("..., A or B?") is answered by
-the option the reply names; a reader that did not ask for it keeps its reply. The real
-shipped tagger over the sample corpus, the real SmolLM2 through llama.cpp, and the real
-OpenAI client against a stand-in endpoint (a remote model cannot run here)."""
+the option the reply names, a yes/no one by the yes or no it says; a reader that did not ask
+for it keeps its reply. The real shipped tagger over the sample corpus, the real SmolLM2
+through llama.cpp, and the real OpenAI client against a stand-in endpoint (a remote model
+cannot run here)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ragsieve.methods.answer_line import (
     choice_options,
     chosen_option,
     is_yes_no,
+    said_yes_no,
     span_answers,
     span_first,
 )
@@ -34,6 +36,17 @@ def test_yes_no_questions_by_their_first_word() -> None:
         assert is_yes_no(q), q
     for q in ("Which band is older?", "When was it?", "Who did it?", "Island of what?", ""):
         assert not is_yes_no(q), q
+    # An auxiliary first, then a wh-word: a name, not yes or no (a dev question).
+    assert not is_yes_no("Will Ferrell had a role in the 2010 film directed by whom?")
+    assert not is_yes_no("Is the director of Up born in which city?")
+
+
+def test_the_yes_or_no_a_reply_says() -> None:
+    assert said_yes_no("The answer is no. Both came from Peru.") == "no"
+    assert said_yes_no("  YES, both are.") == "yes"
+    assert said_yes_no("No, Qingyang and Yixing are not; yes, I know.") == "no"  # the first
+    assert said_yes_no("Both are in Jiangxi. No doubt.") is None  # the first sentence only
+    assert said_yes_no("I don't know.") is None and said_yes_no("Nobody knows.") is None
 
 
 def test_the_span_answers_where_it_exists_and_the_question_is_not_yes_no() -> None:
@@ -84,10 +97,15 @@ def test_the_packaged_reader_answers_with_the_span(plain: Index, smollm2: Any) -
     assert ans.usage.prompt_tokens > 0  # the reader was still asked: its reply rides beside
     out = ans.to_json()
     assert (out["answer"], out["reply"]) == (r.span.text, ans.reply)
-    # Yes or no: the span cannot say it, the reply answers.
+    # Yes or no: the span cannot say it; the line is the yes or no the reply says.
     yes_no = m.ask("Did Champollion announce the decipherment of hieroglyphs in 1822?", smollm2)
-    assert yes_no.span is not None and yes_no.trace["answer"] == "reply"
-    assert yes_no.text == yes_no.reply
+    assert yes_no.span is not None and yes_no.trace["answer"] == "yes-no"
+    assert yes_no.text == said_yes_no(yes_no.reply or "") and yes_no.text in ("yes", "no")
+    assert yes_no.text != yes_no.reply  # the whole reply rides beside
+    # A reply that says neither stays the line.
+    neither = m.ask("Is the Rosetta Stone made of granodiorite?", smollm2)
+    assert said_yes_no(neither.reply or "") is None and neither.trace["answer"] == "reply"
+    assert neither.text == neither.reply
     # A multiple-choice question: the reply picks the option.
     mc = m.answer(r, smollm2, options=["1799", "1822"], max_tokens=8)
     assert mc.trace["answer"] == "reply" and mc.text == mc.reply

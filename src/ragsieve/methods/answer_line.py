@@ -6,7 +6,8 @@ beside (dev: span F1 0.511, SmolLM2 0.142, qwen-0.5b 0.373). A reader that says 
 the question is not a yes/no one (a span cannot say yes or no); its reply stays in
 ``Answer.reply``. The point was chosen on dev by the rule in docs/llm.md ("The answer line").
 A question that asks which of two options ("..., A or B?") is answered by the option the reply
-names, as a span cannot compare (docs/llm.md, "A choice keeps the reply's choice").
+names, as a span cannot compare, and a yes/no question by the yes or no the reply says
+(docs/llm.md, "A choice keeps the reply's choice", "A yes/no question's line").
 """
 
 from __future__ import annotations
@@ -34,10 +35,26 @@ CHOICE_WORDS = 8
 _QUOTES = "\"'“”‘’ \t"
 
 
+#: A question with one of these after its first word asks for something else ("Will Ferrell had
+#: a role in the film directed by whom?").
+WH_WORDS = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "why", "how"})
+
+_YES_OR_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s")
+
+
 def is_yes_no(question: str) -> bool:
-    """Whether ``question`` asks yes or no, by its first word."""
-    m = _FIRST_WORD.search(question)
-    return m is not None and m.group(0).lower() in YES_NO_FIRST
+    """Whether ``question`` asks yes or no: its first word is an auxiliary and no wh-word
+    (:data:`WH_WORDS`) follows."""
+    words = [w.lower() for w in _FIRST_WORD.findall(question)]
+    return bool(words) and words[0] in YES_NO_FIRST and not WH_WORDS.intersection(words[1:])
+
+
+def said_yes_no(reply: str) -> str | None:
+    """ "yes" or "no": the first of the two that ``reply``'s first sentence says as a whole
+    word; None when it says neither."""
+    m = _YES_OR_NO.search(_FIRST_SENTENCE.split(reply.strip(), maxsplit=1)[0])
+    return m.group(1).lower() if m else None
 
 
 def span_answers(question: str, span: SourceSpan | None, point: float = SPAN_FIRST_POINT) -> bool:
@@ -88,14 +105,17 @@ def answer_line(
 ) -> Answer:
     """``answer`` (an LLM's) with the span beside it and its answer line: the reply, or for a
     reader with ``span_first`` the option its reply names for a choice question
-    (:func:`choice_options`), else the span where :func:`span_answers` says so (never for a
-    multiple-choice question, whose reply picks an option); ``trace["answer"]`` is
-    ``"choice"``, ``"span"`` or ``"reply"``."""
+    (:func:`choice_options`) or the yes or no it says for a yes/no question, else the span where
+    :func:`span_answers` says so (never for a multiple-choice question, whose reply picks an
+    option); ``trace["answer"]`` is ``"choice"``, ``"yes-no"``, ``"span"`` or ``"reply"``."""
     own = not multiple_choice and span_first(llm)
     options = choice_options(answer.question) if own else None
     chosen = chosen_option(answer.text, options) if options is not None else None
+    said = said_yes_no(answer.text) if own and is_yes_no(answer.question) else None
     if chosen is not None:
         how, text = "choice", chosen
+    elif said is not None:
+        how, text = "yes-no", said
     elif own and span is not None and span_answers(answer.question, span):
         how, text = "span", span.text
     else:
