@@ -39,6 +39,9 @@ def test_yes_no_questions_by_their_first_word() -> None:
     # An auxiliary first, then a wh-word: a name, not yes or no (a dev question).
     assert not is_yes_no("Will Ferrell had a role in the 2010 film directed by whom?")
     assert not is_yes_no("Is the director of Up born in which city?")
+    # An auxiliary first, then "or": it asks which of the two.
+    assert not is_yes_no("Was Ada or Bob born first?")
+    assert not is_yes_no("Is it 1822 or 1823?") and is_yes_no("Is it ordinary?")
 
 
 def test_the_yes_or_no_a_reply_says() -> None:
@@ -64,10 +67,10 @@ def test_choice_questions_and_their_two_options() -> None:
     assert choice_options('Which came first, "Up" or “Cars”?') == ("Up", "Cars")
     assert choice_options("Which is older, A, B or C?") == ("B", "C")  # after the last comma
     assert choice_options("Who won, Ann or Bo or Cy?") == ("Ann or Bo", "Cy")  # the last " or "
+    assert choice_options("Was it, in the end, Ada or Bob?") == ("Ada", "Bob")  # not yes/no
     for q in (
         "Which have stronger structures the father or son mold?",  # no comma
         "What power does each national or regional church possess?",
-        "Are both bands, Blur or Oasis?",  # yes/no
         "Which one, A or B.",  # not a question
         "Which one, A or ?",  # an empty option
         "Which one, the first of the nine long words in this list or B?",  # nine words

@@ -44,10 +44,15 @@ _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s")
 
 
 def is_yes_no(question: str) -> bool:
-    """Whether ``question`` asks yes or no: its first word is an auxiliary and no wh-word
-    (:data:`WH_WORDS`) follows."""
+    """Whether ``question`` asks yes or no: its first word is an auxiliary, and neither a wh-word
+    (:data:`WH_WORDS`) nor "or" follows ("Was Ada or Bob born first?" asks which)."""
     words = [w.lower() for w in _FIRST_WORD.findall(question)]
-    return bool(words) and words[0] in YES_NO_FIRST and not WH_WORDS.intersection(words[1:])
+    return (
+        bool(words)
+        and words[0] in YES_NO_FIRST
+        and not WH_WORDS.intersection(words[1:])
+        and "or" not in words[1:]
+    )
 
 
 def said_yes_no(reply: str) -> str | None:
