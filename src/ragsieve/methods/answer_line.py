@@ -27,18 +27,15 @@ YES_NO_FIRST = frozenset(
 #: The span answers when its score reaches this (chosen on dev, docs/llm.md).
 SPAN_FIRST_POINT = 0.0
 
-_FIRST_WORD = re.compile(r"[A-Za-z']+")
-
-#: The most words an option of a choice question may have.
-CHOICE_WORDS = 8
-
-_QUOTES = "\"'“”‘’ \t"
-
-
 #: A question with one of these after its first word asks for something else ("Will Ferrell had
 #: a role in the film directed by whom?").
 WH_WORDS = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "why", "how"})
 
+#: The most words an option of a choice question may have.
+CHOICE_WORDS = 8
+
+_FIRST_WORD = re.compile(r"[A-Za-z']+")
+_QUOTES = "\"'“”‘’ \t"
 _YES_OR_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s")
 
@@ -56,8 +53,8 @@ def is_yes_no(question: str) -> bool:
 
 
 def said_yes_no(reply: str) -> str | None:
-    """ "yes" or "no": the first of the two that ``reply``'s first sentence says as a whole
-    word; None when it says neither."""
+    """The first of the words "yes" and "no" that ``reply``'s first sentence says (whole words,
+    lower-cased); None when it says neither."""
     m = _YES_OR_NO.search(_FIRST_SENTENCE.split(reply.strip(), maxsplit=1)[0])
     return m.group(1).lower() if m else None
 
