@@ -15,7 +15,8 @@ loop). A reader is a ``get_llm`` spec with optional backend options:
 span (``ragsieve eval --no-llm``'s ``span_f1``/``span_em``) as the answer, so its F1 sits beside
 the LLM readers' (``-`` for a method that gives no span). F1 and EM score the answer line (the
 span where it answered, for the packaged readers: docs/llm.md); "reply F1" the LLM's reply
-alone. With ``--base-reader R`` each method
+alone; "line from" counts where the line came from (span, choice, yes-no, reply). With
+``--base-reader R`` each method
 is paired with itself under reader R (a reader change's before/after) instead of with
 ``--base``. Compare readers run with the same ``RAGSIEVE_LLM_THREADS``: llama.cpp's greedy
 replies change with the thread count.
@@ -28,6 +29,8 @@ import ast
 import json
 import os
 import re
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +118,13 @@ def span_row(row: dict[str, Any]) -> dict[str, Any]:
     return {**out, "prompt_tokens": 0, "completion_tokens": 0}
 
 
+def line_from(rows: Iterable[dict]) -> str:
+    """Where the answer lines came from, counted (``span 90, choice 4, yes-no 4, reply 2``):
+    the runner's ``answer_from``, the answer line's ``trace["answer"]``."""
+    counts = Counter(r.get("answer_from", "reply") for r in rows)
+    return ", ".join(f"{k} {n}" for k, n in counts.most_common())
+
+
 def cell(per: dict, base: dict, metric: str) -> str:
     """``mean (diff [lo, hi])`` over the questions both have, or the mean alone (``-``: no
     question has the metric, e.g. the ``span`` reader of a method without spans)."""
@@ -156,8 +166,8 @@ def main() -> None:
         + (f"reader {args.base_reader}" if args.base_reader else f"method {args.base}"),
         "",
         "| reader | method | F1 (diff [95% CI]) | EM (diff [95% CI]) | reply F1 (diff [95% CI]) "
-        "| prompt tok | answer tok | at cap | loops |",
-        "|---|---|---|---|---|---:|---:|---:|---:|",
+        "| line from | prompt tok | answer tok | at cap | loops |",
+        "|---|---|---|---|---|---|---:|---:|---:|---:|",
     ]
     for reader, (rows, stopped) in data.items():
         by: dict[str, dict[str, dict]] = {}
@@ -177,8 +187,8 @@ def main() -> None:
             answer = np.mean([r.get("completion_tokens", 0) for r in per.values()])
             lines.append(
                 f"| {reader} | {method} | {cell(per, base, 'f1')} | {cell(per, base, 'em')} "
-                f"| {cell(per, base, 'reply_f1')} | {prompt:.0f} | {answer:.1f} | {len(capped)} "
-                f"| {looped} |"
+                f"| {cell(per, base, 'reply_f1')} | {line_from(per.values())} | {prompt:.0f} "
+                f"| {answer:.1f} | {len(capped)} | {looped} |"
             )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
