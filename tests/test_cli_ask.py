@@ -109,8 +109,9 @@ def test_a_ranking_is_by_score_and_a_context_says_it_is_one(sample_index_dir: Pa
 def test_the_answer_span_beside_the_answer_and_alone(sample_index_dir: Path) -> None:
     """With the packaged reader the span is the answer line, its span line under it and the
     LLM's reply below (``span`` and ``reply`` in ``--json``); a choice question's line is the
-    option the reply names, with the span and the reply below; ``--llm none`` answers with the
-    span alone, and a method without spans says it has none."""
+    option the reply names and a yes/no question's its yes or no, each with the span and the
+    reply below; ``--llm none`` answers with the span alone, and a method without spans says
+    it has none."""
     q = "In which year did Champollion announce the decipherment of hieroglyphs?"
     base = ["ask", q, "--index", str(sample_index_dir), "--k", "3"]
     p = run(*base, "--max-tokens", "12")
@@ -132,6 +133,13 @@ def test_the_answer_span_beside_the_answer_and_alone(sample_index_dir: Path) -> 
     lines = p.stdout.splitlines()
     assert lines[0] == "Champollion" and "the tagger's answer)" in lines[1]
     assert lines[2].startswith("reply (") and "Champollion" in lines[2].split("): ", 1)[1]
+    # Yes or no: the line is the reply's yes or no, the span and the whole reply below.
+    yes_no = "Did Champollion announce the decipherment of hieroglyphs in 1822?"
+    p = run("ask", yes_no, *base[2:], "--max-tokens", "24")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] in ("yes", "no") and "the tagger's answer)" in lines[1]
+    assert lines[2].startswith("reply (") and lines[0] in lines[2].lower()
     p = run(*base, "--llm", "none", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
