@@ -226,14 +226,14 @@ def ask(
         typer.echo(answer.text if answer.span is not None else f"(no answer span: {NO_SPAN})")
     else:
         typer.echo(answer.text or "(empty answer)")
-    how = answer.trace.get("answer")  # "span", "choice", "yes-no" (from the reply) or "reply"
+    how = answer.trace.get("answer")  # the answer line's source (methods/answer_line.py)
     if answer.span is not None:
         if model is None:
             what = "the answer, no LLM asked"
         else:
             what = "the answer line" if how == "span" else "the tagger's answer"
         typer.echo(_span_line(answer, idx, where, names, what))
-    if model is not None and how in ("span", "choice", "yes-no"):  # the whole reply, beside
+    if model is not None and how not in (None, "reply"):  # the line is not the whole reply
         typer.echo(
             f"reply ({answer.trace.get('llm', {}).get('model') or 'LLM'}): "
             f"{answer.reply or '(empty)'}"
