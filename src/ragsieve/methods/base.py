@@ -25,7 +25,7 @@ from ragsieve.llm.cost import (
     answer_prices,
     llm_cost,
 )
-from ragsieve.methods.answer_line import answer_line
+from ragsieve.methods.answer_line import abstain, answer_line, unanswerable, with_floor
 from ragsieve.progress import Progress, reported
 from ragsieve.rerank.base import Reranker, rerank
 from ragsieve.retrieve.base import DocFilter, Retriever
@@ -219,8 +219,11 @@ class Method:
         ):
             raise ConfigError(f"total budget must be a positive number of tokens: {total_budget!r}")
         name = label or self.name
+        why = unanswerable(r.question, r.context)
+        if why is not None:  # nothing to read: no LLM is asked
+            return abstain(span_answer(name, r, self.config_dict()), why)
         if llm is None:
-            return span_answer(name, r, self.config_dict())
+            return with_floor(span_answer(name, r, self.config_dict()))
         # Prices not given: 0 for a local model, SAGE's example prices for a remote one.
         price_in_per_m, price_out_per_m = answer_prices(llm, price_in_per_m, price_out_per_m)
         gen_kw: dict[str, Any] = {
