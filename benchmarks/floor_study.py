@@ -29,9 +29,7 @@ from ragsieve.tag.pools import load_split
 def passages(pool: list[Any], drop_gold: bool) -> list[tuple[str, str]]:
     """A pool's passages as ``(title, text)``, without those holding gold when ``drop_gold``."""
     return [
-        (title, " ".join(sents))
-        for title, sents, labels in pool
-        if not (drop_gold and any(labels))
+        (title, " ".join(sents)) for title, sents, labels in pool if not (drop_gold and any(labels))
     ]
 
 
@@ -68,7 +66,12 @@ def main() -> None:
                     "foreign": passages(other["pool"], drop_gold=True),
                 }
                 for kind, items in kinds.items():
-                    row = {"id": f"{name}-{k}", "set": name, "kind": kind, "question": q["question"]}
+                    row = {
+                        "id": f"{name}-{k}",
+                        "set": name,
+                        "kind": kind,
+                        "question": q["question"],
+                    }
                     row.update(reading(q["question"], list(q["answers"]), items))
                     text = " ".join(t for _, t in items).lower()
                     row["answer_in_pool"] = any(a.lower() in text for a in q["answers"] if a)
