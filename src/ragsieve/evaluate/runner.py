@@ -49,6 +49,7 @@ from ragsieve.llm.cost import (
     llm_cost,
 )
 from ragsieve.methods import MethodSpec, build_method, method_needs_sentences, parse_methods
+from ragsieve.methods.answer_line import confidence
 from ragsieve.metrics import aggregate, answer_metrics, context_metrics, ranked_metrics
 from ragsieve.progress import Progress
 from ragsieve.types import Document
@@ -255,6 +256,7 @@ def run_eval(
                 if spans:
                     row.update(span_metrics(r.span.text if r.span is not None else "", q))
                     row["span_score"] = r.span.score if r.span is not None else None
+                    row["confidence"] = confidence(q.question, context)
                 row["selected"] = [s.chunk.id for s in context.chunks]
                 row["timings"] = t
                 timings.append(t)

@@ -50,7 +50,7 @@ import numpy as np
 
 from ragsieve.errors import ConfigError
 from ragsieve.tag.model import Passage, Tagged
-from ragsieve.tag.span import AnswerSpan, SpanTagged, snap_span
+from ragsieve.tag.span import AnswerSpan, SpanTagged, own_clause, snap_span
 from ragsieve.tag.stack import Stacker
 from ragsieve.text import has_words
 
@@ -298,6 +298,8 @@ def prune(
     span = best_span(
         tagger, passages, first, kept, span_power, span_snap, span_link, {p for p, _ in links}
     )
+    if span is not None:
+        span = neighbour_checked(tagger, question, passages, span, span_snap)
     return Pruned(tagged, kept, th, trace, pth, span)
 
 
@@ -387,6 +389,32 @@ def _linker_weights(
         if ws:
             out[p] = max(ws)
     return out
+
+
+def neighbour_checked(
+    tagger: Tagger, question: str, passages: Sequence[Passage], span: AnswerSpan, snap: bool
+) -> AnswerSpan:
+    """``span``, or where it sits in a clause about the neighbour of what the question asks
+    (:func:`~ragsieve.tag.span.own_clause`), the span the tagger finds reading the right clause
+    alone with the question (its characters in the same sentence)."""
+    title, sents = passages[span.passage]
+    sentence = str(sents[span.sentence])
+    clause = own_clause(question, sentence, span.start, span.end)
+    chars = getattr(tagger, "span_chars", None)
+    if clause is None or chars is None:
+        return span
+    a, b = clause
+    part = sentence[a:b]
+    read = tagger.tag(question, [(title, [part])])
+    sp = read[0].spans[0] if read and isinstance(read[0], SpanTagged) and read[0].spans else None
+    if sp is None:
+        return span
+    start, end = chars(part, sp)
+    if snap:
+        start, end = snap_span(part, start, end)
+    if end <= start:
+        return span
+    return AnswerSpan(part[start:end], span.passage, span.sentence, a + start, a + end, sp.score)
 
 
 def best_span(
