@@ -70,7 +70,7 @@ def base_module(rev: str) -> ModuleType:
 
 def line(fn: Any, question: str, reply: str, s: dict[str, Any] | None) -> tuple[str, str]:
     """The line ``fn`` (an ``answer_line``) draws from ``reply`` and the row's span."""
-    ans = Answer(question, reply, Context([]), None, 0.0, {}, {}, "tagger")  # type: ignore[arg-type]
+    ans = Answer(question, reply, Context([], 0), None, 0.0, {}, {}, "tagger")  # type: ignore[arg-type]
     text = (s or {}).get("span_prediction") or ""
     span = SourceSpan(text, (s or {}).get("span_score") or 0.0, "d", "d#s", 0, len(text))
     out = fn(ans, span if text else None, READER)

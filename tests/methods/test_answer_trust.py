@@ -9,6 +9,7 @@ to read. The real shipped tagger over the sample corpus and the real SmolLM2 thr
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,12 +18,15 @@ from ragsieve.index import Index, IndexConfig
 from ragsieve.methods import get_method
 from ragsieve.methods.answer_line import (
     FLOOR,
+    answer_line,
     chosen_option,
     confidence,
     has_instruction,
+    is_two_part,
     said_yes_no,
     search_words,
 )
+from ragsieve.types import Answer, Context, SourceSpan, Usage
 
 OLDER = "Which city is older, Paris or Rome?"
 
@@ -59,6 +63,28 @@ def test_an_instruction_inside_the_question_is_found() -> None:
 def test_a_question_has_search_words_or_none() -> None:
     assert search_words("?") == [] and search_words("or") == [] and search_words(" ") == []
     assert search_words("When was Voyager 1 launched?") == ["voyager", "1", "launched"]
+
+
+def test_a_two_part_question_is_answered_by_the_reply_that_holds_the_span() -> None:
+    two = "How many bytes is Rust's char type and what does it represent?"
+    assert is_two_part(two)
+    assert is_two_part("What is the default priority of treemagic rules, and what is the maximum?")
+    assert is_two_part("In what byte order are numbers stored in mime.cache files, and why?")
+    assert not is_two_part("Policymakers believe tax incentives, and what third incentive works?")
+    assert not is_two_part("Simpson was taught until the end of what century?")
+    reader = SimpleNamespace(span_first=True)
+    span = SourceSpan("4", 0.9, "d", "d#s0", 10, 11, "Rust")
+    reply = "A char is 4 bytes and represents a Unicode scalar value."
+    ans = Answer(two, reply, Context([], 0), Usage(), 0.0, {}, {}, "tagger")
+    line = answer_line(ans, span, reader)
+    assert (line.text, line.trace["answer"], line.reply) == (reply, "whole", reply)
+    # A reply that does not hold the span leaves the span as the line.
+    short = Answer(two, "It is big.", Context([], 0), Usage(), 0.0, {}, {})
+    other = answer_line(short, span, reader)
+    assert (other.text, other.trace["answer"]) == ("4", "span")
+    # A one-part question keeps its span, whatever the reply holds.
+    one = Answer("How many bytes is a char?", reply, Context([], 0), Usage(), 0.0, {}, {}, "tagger")
+    assert answer_line(one, span, reader).text == "4"
 
 
 @pytest.mark.integration

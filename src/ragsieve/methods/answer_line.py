@@ -64,6 +64,10 @@ _ORDER = re.compile(
     r"output|print|write|forget|disregard|do\s+not|don't)\b",
     re.IGNORECASE,
 )
+#: A second question joined to the first by "and" ("..., and what is the maximum?").
+_SECOND_ASK = re.compile(
+    r"(?:,\s*|\s+)and\s+(?:what|which|who|whom|whose|where|when|why|how)\b", re.IGNORECASE
+)
 #: A negation before an option ("not C", "isn't Rome") takes that option out of the reply's pick.
 _NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bneither|\bnor|\bno)\s+(?:\w+\s+)?$", re.IGNORECASE)
 #: "A is older than B": the comparative before "than".
@@ -107,6 +111,17 @@ def has_instruction(question: str) -> bool:
     q = question.strip()
     _, mark, tail = q.partition("?")
     return bool(mark and _ORDER.match(tail)) or _INSTRUCTION.search(q) is not None
+
+
+def is_two_part(question: str) -> bool:
+    """Whether ``question`` asks two things ("How many bytes is a char and what does it
+    represent?"): a question (a wh-word, or an auxiliary first) joined by "and" to a second
+    wh-question (:data:`_SECOND_ASK`); "A, B, and what third incentive" lists, it does not."""
+    m = _SECOND_ASK.search(question)
+    if m is None:
+        return False
+    head = [w.lower() for w in _FIRST_WORD.findall(question[: m.start()])]
+    return bool(head) and (head[0] in YES_NO_FIRST or bool(WH_WORDS.intersection(head)))
 
 
 def span_answers(question: str, span: SourceSpan | None, point: float = SPAN_FIRST_POINT) -> bool:
@@ -263,8 +278,10 @@ def answer_line(
     it says for a yes/no question, else the span where :func:`span_answers` says so (never for
     a multiple-choice question, whose reply picks an option). A question that carries an
     instruction (:func:`has_instruction`) is never decided by the reply's yes or no: its line
-    is the span, or an abstention. ``trace["answer"]`` is ``"choice"``, ``"yes-no"``,
-    ``"span"``, ``"reply"`` or ``"abstain"``; under ``floor`` the line abstains."""
+    is the span, or an abstention. A question that asks two things (:func:`is_two_part`) is
+    answered by the whole reply where it holds the span (a span answers one part).
+    ``trace["answer"]`` is ``"choice"``, ``"yes-no"``, ``"whole"``, ``"span"``, ``"reply"`` or
+    ``"abstain"``; under ``floor`` the line abstains."""
     q = answer.question
     own = not multiple_choice and span_first(llm)
     ordered = has_instruction(q)
@@ -275,6 +292,8 @@ def answer_line(
         how, text = "choice", chosen
     elif said is not None:
         how, text = "yes-no", said
+    elif own and span is not None and is_two_part(q) and agrees(answer.text, span):
+        how, text = "whole", answer.text  # the reply holds the span and, maybe, the other part
     elif own and span is not None and span_answers(q, span):
         how, text = "span", span.text
     else:
