@@ -98,6 +98,7 @@ def test_navigation_lines_and_lone_headings_are_not_evidence() -> None:
         "Next: The Format String, Up: Invoking time   [Contents][Index]",
         "Previous: Setting Format, Up: Resource Accounting",
         "[ Contents ]",
+        "Next: Measuring Program Resource Use \\[Contents\\]\\[Index\\]",
         "OPTIONS",
         "SEE ALSO",
         "EXIT STATUS:",

@@ -25,9 +25,9 @@ _FENCE_ONLY = re.compile(r"^\s*(?:`{3,}|~{3,})[\w+.#-]*\s*$")
 _LEADERS = re.compile(r"(?:\. ?){5,}")
 #: A navigation line of a manual's HTML page ("Next: The Format String, Up: Invoking [Contents]
 #: [Index]"): two or more "Next:", "Previous:", "Up:" labels, or a bracketed "[Contents]" /
-#: "[Index]" link.
+#: "[Index]" link (brackets escaped or not: Markdown from HTML escapes them).
 _NAV_LABEL = re.compile(r"\b(?:Next|Previous|Prev|Up)\s*:", re.IGNORECASE)
-_NAV_LINK = re.compile(r"\[\s*(?:Contents|Index)\s*\]", re.IGNORECASE)
+_NAV_LINK = re.compile(r"\\?\[\s*(?:Contents|Index)\s*\\?\]", re.IGNORECASE)
 #: A lone capitalised heading of a man page or manual ("OPTIONS", "SEE ALSO", "EXIT STATUS"):
 #: up to three upper-case words and nothing else.
 _CAPS_HEADING = re.compile(r"^\s*[A-Z][A-Z'-]+(?:\s+[A-Z][A-Z'-]+){0,2}\s*:?\s*$")
