@@ -259,13 +259,18 @@ def read_corpus(paths: list[Path]) -> list[dict[str, str]]:
     return rows
 
 
+def split_of(qid: str) -> str:
+    """The split rule, fixed before any run: ``test`` iff sha256(id) % 3 == 0."""
+    return "test" if int(hashlib.sha256(qid.encode()).hexdigest(), 16) % 3 == 0 else "dev"
+
+
 def check_questions(questions: list[dict], corpus: list[dict[str, str]]) -> list[str]:
-    """Problems with the questions (one line each): a split or source unknown, a duplicate id,
-    a gold evidence sentence that is not in its source document as read, or an answer that is
-    in none of its evidence sentences. A question with ``meta.parts`` (two-part, list, how-to)
-    needs each part (a list of acceptable strings) in its evidence instead of the combined
-    answer. An ``unanswerable`` question has no answers and no evidence, and none of the terms
-    of its ``meta.absent`` occurs in any document as read."""
+    """Problems with the questions (one line each): a split the rule does not give, a source
+    unknown, a duplicate id, a gold evidence sentence that is not in its source document as
+    read, or an answer that is in none of its evidence sentences. A question with
+    ``meta.parts`` (two-part, list, how-to) needs each part (a list of acceptable strings) in
+    its evidence instead of the joined answer. An ``unanswerable`` question has no answers and
+    no evidence, and none of the terms of its ``meta.absent`` occurs in any document as read."""
     texts = {r["id"]: norm(r["text"]) for r in corpus}
     lowered = {k: v.lower() for k, v in texts.items()}
     problems, ids = [], set()
@@ -274,8 +279,8 @@ def check_questions(questions: list[dict], corpus: list[dict[str, str]]) -> list
         if qid in ids:
             problems.append(f"{qid}: duplicate id")
         ids.add(qid)
-        if meta.get("split") not in SPLITS:
-            problems.append(f"{qid}: split {meta.get('split')!r} is not dev or test")
+        if meta.get("split") != split_of(str(qid)):
+            problems.append(f"{qid}: split {meta.get('split')!r}, the rule says {split_of(qid)}")
         sources = meta.get("source", [])
         for s in sources:
             if s not in texts:
