@@ -37,8 +37,9 @@ READER = SimpleNamespace(span_first=True)
 BASE_REV = "99fcfa4"
 
 
-def read_rows(path: Path) -> dict[str, dict[str, Any]]:
-    """``id -> row`` of a per-question file, plain or gzipped (the first row of each id)."""
+def read_rows(path: Path, method: str | None = None) -> dict[str, dict[str, Any]]:
+    """``id -> row`` of a per-question file, plain or gzipped (the first row of each id; only
+    rows of ``method`` when given)."""
     if not path.exists() and path.with_suffix(".jsonl.gz").exists():
         path = path.with_suffix(".jsonl.gz")
     opener = gzip.open if path.suffix == ".gz" else open
@@ -47,7 +48,8 @@ def read_rows(path: Path) -> dict[str, dict[str, Any]]:
         for line in fh:
             if line.strip():
                 r = json.loads(line)
-                out.setdefault(r["id"], r)
+                if method is None or r.get("method", method) == method:
+                    out.setdefault(r["id"], r)
     return out
 
 
@@ -97,9 +99,12 @@ def main() -> None:
     ap.add_argument("--floor", type=float, default=FLOOR)
     ap.add_argument("--readers", default="local,qwen-0.5b")
     ap.add_argument("--show", action="store_true", help="print each changed line")
+    ap.add_argument(
+        "--sweep", action="store_true", help="also each point 0, 0.02, ..., 0.5: line F1 per reader"
+    )
     args = ap.parse_args()
     qs = {q.id: q for q in load_dataset(args.dataset, limit=args.limit).questions}
-    sp = {i: r for i, r in read_rows(args.conf).items() if r.get("method", "tagger") == "tagger"}
+    sp = read_rows(args.conf, "tagger")
     old = base_module(args.base).answer_line
     print(f"{args.dataset} (limit {args.limit}), floor {args.floor}, base {args.base}")
     print(
@@ -107,9 +112,9 @@ def main() -> None:
         "| abstained (right before) | naive's line F1 (line - naive) |"
     )
     print("|---|---:|---|---|---|---|---|")
+    swept: dict[str, tuple[list[float], list[float]]] = {}
     for rd in args.readers.split(","):
-        rep = read_rows(args.replies / rd / "per_question.jsonl")
-        rep = {i: r for i, r in rep.items() if r.get("method", "tagger") == "tagger"}
+        rep = read_rows(args.replies / rd / "per_question.jsonl", "tagger")
         ids = [i for i in rep if i in sp and i in qs]
         bf, be, rf, nf, ne, abst, right_lost = [], [], [], [], [], 0, 0
         for i in ids:
@@ -126,13 +131,19 @@ def main() -> None:
             ne.append(0.0 if out else exact_match(n, q.answers) or 0.0)
             if args.show and (n != b or out):
                 print(f"    {rd} {i} [{how}{', abstains' if out else ''}] {b[:40]!r} -> {n[:40]!r}")
+        swept[rd] = (rf, [sp[i].get("confidence") or 0.0 for i in ids])
         naive = ""
         if args.naive is not None:
-            nv = read_rows(args.naive / rd / "per_question.jsonl")
+            nv = read_rows(args.naive / rd / "per_question.jsonl", "naive")
             both = [k for k, i in enumerate(ids) if i in nv]
             vf = [
                 f1(
-                    line(answer_line, qs[ids[k]].question, nv[ids[k]]["reply"] or "", None)[0],
+                    line(
+                        answer_line,
+                        qs[ids[k]].question,
+                        nv[ids[k]].get("reply") or nv[ids[k]]["prediction"] or "",
+                        None,
+                    )[0],
                     qs[ids[k]].answers,
                 )
                 or 0.0
@@ -144,6 +155,21 @@ def main() -> None:
             f"({ci(rf, bf)}) | **{mean(nf):.3f}** / {mean(ne):.3f} ({ci(nf, bf)}) "
             f"| {abst} ({right_lost}) | {naive} |"
         )
+    if args.sweep:
+        sweep(swept)
+
+
+def sweep(swept: dict[str, tuple[list[float], list[float]]]) -> None:
+    """Line F1 per reader at each point, and its change against no floor."""
+    print("\n| point | " + " | ".join(f"{rd} line F1 (- no floor)" for rd in swept) + " |")
+    print("|---:|" + "---|" * len(swept))
+    for k in range(26):
+        p = k / 50
+        cells = []
+        for f, c in swept.values():
+            at = [0.0 if ci_ < p else x for x, ci_ in zip(f, c, strict=True)]
+            cells.append(f"{mean(at):.3f} ({mean(at) - mean(f):+.3f})")
+        print(f"| {p:.2f} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
