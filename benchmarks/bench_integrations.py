@@ -528,7 +528,8 @@ def evaluate_ours(spec: str, adapter: str, questions: Sequence[Any], budget: int
 
 def harness_naive(dataset: str, questions: Any, budget: int) -> dict[str, Any]:
     """ragsieve ``naive`` through the evaluation harness (its cached index, 200-token chunks)."""
-    from ragsieve.evaluate.runner import EvalConfig, parse_methods, run_eval
+    from ragsieve.evaluate.runner import EvalConfig, run_eval
+    from ragsieve.methods import parse_methods
 
     res = run_eval(
         questions, EvalConfig(methods=parse_methods("naive"), no_llm=True, budget=budget)

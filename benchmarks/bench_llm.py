@@ -64,8 +64,9 @@ def run(
     budget: int,
     total_x_naive: float | None = None,
 ) -> None:
-    from ragsieve.evaluate.runner import EvalConfig, markdown_table, parse_methods, run_eval
+    from ragsieve.evaluate.runner import EvalConfig, markdown_table, run_eval
     from ragsieve.llm import get_llm
+    from ragsieve.methods import parse_methods
 
     ds = questions(dataset, limit)
     total = half_naive(dataset, limit, total_x_naive) if total_x_naive else None

@@ -11,5 +11,5 @@ from __future__ import annotations
 DEFAULT_METHOD = "tagger"
 
 #: The answer length cap of ``ask``, ``eval``, ``/ask``, :func:`ragsieve.ask` and
-#: :meth:`Method.ask`: a few words fit, and a local reader that strays stops here (issue 44).
+#: :meth:`Method.ask`: a few words fit, and a local reader that strays stops here.
 DEFAULT_MAX_TOKENS = 64

@@ -1,4 +1,4 @@
-"""The answer line: the tagger's answer span or the LLM's reply (issue 44, stop 53).
+"""The answer line: the tagger's answer span or the LLM's reply.
 
 The packaged local readers (SmolLM2, Qwen2.5 0.5B) answer worse than the span they are shown
 beside (dev: span F1 0.511, SmolLM2 0.142, qwen-0.5b 0.373). A reader that says so
@@ -26,9 +26,6 @@ YES_NO_FIRST = frozenset(
     {"is", "are", "was", "were", "am", "do", "does", "did", "can", "could", "has", "have"}
     | {"had", "will", "would", "should", "shall", "may", "might", "must"}
 )
-
-#: The span answers when its score reaches this (chosen on dev, docs/llm.md).
-SPAN_FIRST_POINT = 0.0
 
 #: The answer line's floor: under this confidence (:func:`confidence`) it abstains ("the
 #: indexed documents do not answer"). Chosen on dev (docs/llm.md, "The floor").
@@ -109,14 +106,11 @@ def has_instruction(question: str) -> bool:
     return bool(mark and _ORDER.match(tail)) or _INSTRUCTION.search(q) is not None
 
 
-def span_answers(question: str, span: SourceSpan | None, point: float = SPAN_FIRST_POINT) -> bool:
-    """Whether the span, not the reply, is the answer line of ``question``."""
-    return (
-        span is not None
-        and bool(span.text.strip())
-        and not is_yes_no(question)
-        and (span.score >= point)
-    )
+def span_answers(question: str, span: SourceSpan | None) -> bool:
+    """Whether the span, not the reply, is the answer line of ``question``: any span with text
+    (a probability is never below the point chosen on dev, 0: docs/llm.md), unless the question
+    asks yes or no."""
+    return span is not None and bool(span.text.strip()) and not is_yes_no(question)
 
 
 def choice_options(question: str) -> tuple[str, str] | None:
