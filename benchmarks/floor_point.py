@@ -3,16 +3,19 @@ highest point at which at most ``--lose`` of the answerable readings abstain, an
 abstains on the unanswerable ones (gold removed, foreign), with the span F1 it costs.
 
     .venv/bin/python -m benchmarks floor_point ROWS.jsonl [--lose 0.03]
+
+ROWS may be gzipped, as the stored record is (``results/answer_floor/dev_rows.jsonl.gz``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from common import read_rows
 
 from ragsieve.rerank.bm25 import tokenize
 
@@ -42,7 +45,7 @@ def main() -> None:
     ap.add_argument("rows", type=Path)
     ap.add_argument("--lose", type=float, default=0.03)
     args = ap.parse_args()
-    rows = [json.loads(x) for x in args.rows.open(encoding="utf-8") if x.strip()]
+    rows = read_rows(args.rows)
     ans = [r for r in rows if r["kind"] == "answerable"]
     un = {
         k: [r for r in rows if r["kind"] == k and not r["answer_in_pool"]]

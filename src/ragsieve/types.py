@@ -105,7 +105,7 @@ class Generation:
 
 @dataclass(frozen=True)
 class SourceSpan:
-    """An extractive answer span (the tagger's span head, issue 44 item 6), located in its
+    """An extractive answer span (the tagger's span head), located in its
     source: ``text == document.text[start:end]`` of document ``doc_id`` (character offsets, as a
     chunk's), inside the sentence unit ``chunk_id``; ``score`` is the span head's probability."""
 

@@ -30,7 +30,6 @@ import json
 import os
 import re
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,7 @@ from ragsieve.llm.cost import (
     latency_summary,
     llm_cost,
 )
-from ragsieve.methods import MethodSpec, build_method, method_needs_sentences, parse_methods
+from ragsieve.methods import MethodSpec, build_method, method_needs_sentences
 from ragsieve.methods.answer_line import confidence
 from ragsieve.metrics import aggregate, answer_metrics, context_metrics, ranked_metrics
 from ragsieve.progress import Progress
@@ -145,7 +144,7 @@ def eval_index(
         embedder=cfg.embedder, chunker=cfg.chunker, chunk_tokens=cfg.chunk_tokens, **extra
     )
     h.update(json.dumps(icfg.to_dict(), sort_keys=True).encode())
-    # The build that writes the vectors (int8 ONNX MiniLM since issue 19, or fp32 with
+    # The build that writes the vectors (int8 ONNX MiniLM by default, or fp32 with
     # RAGSIEVE_EXACT_EMBEDDER=1) and the linker's backend make a different index too.
     h.update(f"vectors={index_build(icfg.embedder)}".encode())
     if icfg.sentences:
@@ -416,7 +415,3 @@ def select_dataset(
     if pool:
         ds = ds.pooled()
     return ds
-
-
-def methods_from(specs: Sequence[str] | str) -> list[MethodSpec]:
-    return parse_methods(specs if isinstance(specs, str) else ",".join(specs))

@@ -1,13 +1,14 @@
-"""The answer line: the tagger's answer span or the LLM's reply (issue 44, stop 53).
+"""The answer: the line (the tagger's span, the LLM's reply, or the option or yes/no it names),
+its confidence, and abstention when the documents do not answer.
 
 The packaged local readers (SmolLM2, Qwen2.5 0.5B) answer worse than the span they are shown
-beside (dev: span F1 0.511, SmolLM2 0.142, qwen-0.5b 0.373). A reader that says so
-(``span_first``, on for those two) has the span as its answer line when the span is sure and
-the question is not a yes/no one (a span cannot say yes or no); its reply stays in
-``Answer.reply``. The point was chosen on dev by the rule in docs/llm.md ("The answer line").
-A question that asks which of two options ("..., A or B?") is answered by the option the reply
-names, as a span cannot compare, and a yes/no question by the yes or no the reply says
-(docs/llm.md, "A choice keeps the reply's choice", "A yes/no question's line").
+beside, so a reader that says so (``span_first``) has the span as its answer line unless the
+question asks yes or no; its reply stays in ``Answer.reply``. A question that asks which of two
+options ("..., A or B?") is answered by the option the reply picks, a yes/no question by the yes
+or no it says, each only where the reply decides plainly (no echo, negation, other comparative,
+hedge or instruction in the question), and a two-part question by the whole reply where it
+holds the span. Under the floor (a confidence from the evidence) the line abstains: "the
+indexed documents do not answer". The rules and their dev figures: docs/llm.md.
 """
 
 from __future__ import annotations
@@ -26,9 +27,6 @@ YES_NO_FIRST = frozenset(
     {"is", "are", "was", "were", "am", "do", "does", "did", "can", "could", "has", "have"}
     | {"had", "will", "would", "should", "shall", "may", "might", "must"}
 )
-
-#: The span answers when its score reaches this (chosen on dev, docs/llm.md).
-SPAN_FIRST_POINT = 0.0
 
 #: The answer line's floor: under this confidence (:func:`confidence`) it abstains ("the
 #: indexed documents do not answer"). Chosen on dev (docs/llm.md, "The floor").
@@ -124,14 +122,11 @@ def is_two_part(question: str) -> bool:
     return bool(head) and (head[0] in YES_NO_FIRST or bool(WH_WORDS.intersection(head)))
 
 
-def span_answers(question: str, span: SourceSpan | None, point: float = SPAN_FIRST_POINT) -> bool:
-    """Whether the span, not the reply, is the answer line of ``question``."""
-    return (
-        span is not None
-        and bool(span.text.strip())
-        and not is_yes_no(question)
-        and (span.score >= point)
-    )
+def span_answers(question: str, span: SourceSpan | None) -> bool:
+    """Whether the span, not the reply, is the answer line of ``question``: any span with text
+    (a probability is never below the point chosen on dev, 0: docs/llm.md), unless the question
+    asks yes or no."""
+    return span is not None and bool(span.text.strip()) and not is_yes_no(question)
 
 
 def choice_options(question: str) -> tuple[str, str] | None:

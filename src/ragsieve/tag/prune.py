@@ -12,8 +12,8 @@ sentence keeps the better of its two probabilities. At least ``min_keep`` senten
 (the most probable ones, whatever their passage), so that a question never gets an empty
 context.
 
-Where the model folder has a stacker (:mod:`ragsieve.tag.stack`, the default since issue 31's
-second round), the keep decision is the stacker's probability instead of the raw one: it
+Where the model folder has a stacker (:mod:`ragsieve.tag.stack`, the shipped model has
+one), the keep decision is the stacker's probability instead of the raw one: it
 weighs the two readings (the raw rule's hop) with the passage head and the pool, and
 ``threshold`` applies to its probability (the passage threshold then defaults to the stacker's
 floor, below the raw rule's: the stacker has already weighed the passage). ``open_point`` takes
@@ -23,12 +23,12 @@ the stacker's open point (chosen on dev with no budget, for recall) instead of i
 A sentence without words (a bare page number, a table rule, a pipe, a code fence alone:
 :func:`ragsieve.text.has_words`) is layout, never evidence: the tagger's every reading gives it
 probability 0 (:meth:`ragsieve.tag.model.OnnxTagger.tag`, so that the stacker's fit sees it
-too), and ``min_keep`` never picks it (issue 44, item 3).
+too), and ``min_keep`` never picks it.
 
 Where the tagger has a span head (:mod:`ragsieve.tag.span`), :attr:`Pruned.span` is the answer
-span of a kept sentence (:func:`best_span`, issue 44, item 6).
+span of a kept sentence (:func:`best_span`).
 
-``lead`` (lead carrying, issue 44 item 2): a kept sentence that opens with a pronoun or "The
+``lead`` (lead carrying): a kept sentence that opens with a pronoun or "The
 <noun>" says "he" or "the film" of an entity its passage's first sentence names; where neither
 that first sentence nor the one before the kept sentence is kept, the first is kept too, at its
 own probability (so a budget drops it first). On dev it raised evidence recall from 0.963x to

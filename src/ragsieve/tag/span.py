@@ -1,4 +1,4 @@
-"""The answer span: the tagger's extractive answer inside a kept sentence (issue 44, item 6).
+"""The answer span: the tagger's extractive answer inside a kept sentence.
 
 A tagger folder whose ONNX graph has a ``span_logits`` output (``[batch, word pieces, 2]``:
 start and end logits per word piece) can point at the answer inside the sentences it keeps, as
@@ -21,9 +21,10 @@ from ragsieve.tag.verdict import Tagged
 MAX_SPAN_PIECES = 30
 #: Name of the ONNX output that holds the span head's start and end logits.
 SPAN_OUTPUT = "span_logits"
-#: The span head's name: the network's module (``span_head.weight``, absent from weights trained
-#: before issue 44) and the prefix of a head added to a trained graph (``span_head.0.weight``,
-#: its nodes too), so that a refit drops the old one and ``onnx_state_dict`` reads it back.
+#: The span head's name: the network's module (``span_head.weight``, absent from weights
+#: trained before the span head existed) and the prefix of a head added to a trained graph
+#: (``span_head.0.weight``, its nodes too), so that a refit drops the old one and
+#: ``onnx_state_dict`` reads it back.
 SPAN_HEAD = "span_head."
 
 

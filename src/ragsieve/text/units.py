@@ -2,7 +2,7 @@
 a pipe, a code fence alone) is layout, never a candidate for selection.
 
 One predicate, :func:`has_words`, used wherever sentence units are made for selection, so that
-every method and every reader agrees on what layout junk is (issue 44, item 3).
+every method and every reader agrees on what layout junk is.
 """
 
 from __future__ import annotations
