@@ -98,15 +98,18 @@ def main() -> None:
     ap.add_argument("--base", default=BASE_REV)
     ap.add_argument("--floor", type=float, default=FLOOR)
     ap.add_argument("--readers", default="local,qwen-0.5b")
+    ap.add_argument("--method", default="tagger", help="the rows' method label")
     ap.add_argument("--show", action="store_true", help="print each changed line")
     ap.add_argument(
         "--sweep", action="store_true", help="also each point 0, 0.02, ..., 0.5: line F1 per reader"
     )
     args = ap.parse_args()
     qs = {q.id: q for q in load_dataset(args.dataset, limit=args.limit).questions}
-    sp = read_rows(args.conf, "tagger")
+    sp = read_rows(args.conf, args.method)
     old = base_module(args.base).answer_line
-    print(f"{args.dataset} (limit {args.limit}), floor {args.floor}, base {args.base}")
+    print(
+        f"{args.dataset} (limit {args.limit}), {args.method}, floor {args.floor}, base {args.base}"
+    )
     print(
         "| reader | n | base line F1 / EM | rules only F1 | with the floor F1 / EM (- base) "
         "| abstained (right before) | naive's line F1 (line - naive) |"
@@ -114,7 +117,7 @@ def main() -> None:
     print("|---|---:|---|---|---|---|---|")
     swept: dict[str, tuple[list[float], list[float]]] = {}
     for rd in args.readers.split(","):
-        rep = read_rows(args.replies / rd / "per_question.jsonl", "tagger")
+        rep = read_rows(args.replies / rd / "per_question.jsonl", args.method)
         ids = [i for i in rep if i in sp and i in qs]
         bf, be, rf, nf, ne, abst, right_lost = [], [], [], [], [], 0, 0
         for i in ids:
