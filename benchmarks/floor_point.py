@@ -17,13 +17,12 @@ from typing import Any
 
 from common import read_rows
 
-from ragsieve.rerank.bm25 import tokenize
+from ragsieve.methods.answer_line import overlap as share
 
 
 def overlap(row: dict[str, Any]) -> float:
-    words = tokenize(row["question"])
-    held = set(tokenize(" ".join(row["kept"])))
-    return sum(w in held for w in words) / len(words) if words else 0.0
+    """The product's overlap (:func:`ragsieve.methods.answer_line.overlap`) on the kept text."""
+    return share(row["question"], row["kept"])
 
 
 def geo(*xs: float) -> float:
