@@ -99,6 +99,9 @@ def main() -> None:
     ap.add_argument("--floor", type=float, default=FLOOR)
     ap.add_argument("--readers", default="local,qwen-0.5b")
     ap.add_argument("--method", default="tagger", help="the rows' method label")
+    ap.add_argument(
+        "--against", default=None, help="pair --method's line (with the floor) with this method's"
+    )
     ap.add_argument("--show", action="store_true", help="print each changed line")
     ap.add_argument(
         "--sweep", action="store_true", help="also each point 0, 0.02, ..., 0.5: line F1 per reader"
@@ -160,6 +163,48 @@ def main() -> None:
         )
     if args.sweep:
         sweep(swept)
+    if args.against:
+        against(args, qs)
+
+
+def floored(
+    qs: dict[str, Any], conf: Path, replies: Path, method: str, reader: str, floor: float
+) -> dict[str, tuple[float, float, float, float]]:
+    """``id -> (line F1, line EM, reply F1, span F1)`` of ``method`` with today's line and
+    ``floor``."""
+    sp = read_rows(conf, method)
+    rep = read_rows(replies / reader / "per_question.jsonl", method)
+    out = {}
+    for i, r in rep.items():
+        if i not in sp or i not in qs:
+            continue
+        q, s = qs[i], sp[i]
+        n, _ = line(answer_line, q.question, r["reply"] or "", s)
+        down = (s.get("confidence") or 0.0) < floor
+        out[i] = (
+            0.0 if down else f1(n, q.answers) or 0.0,
+            0.0 if down else exact_match(n, q.answers) or 0.0,
+            f1(r["reply"] or "", q.answers) or 0.0,
+            f1(s.get("span_prediction") or "", q.answers) or 0.0,
+        )
+    return out
+
+
+def against(args: argparse.Namespace, qs: dict[str, Any]) -> None:
+    """``--method`` paired with ``--against``: line F1 / EM, reply F1 and span F1 per reader."""
+    print(f"\n{args.method} - {args.against}, paired (the floor {args.floor} on both)")
+    print("| reader | n | line F1 | line EM | reply F1 | span F1 |")
+    print("|---|---:|---|---|---|---|")
+    for rd in args.readers.split(","):
+        a = floored(qs, args.conf, args.replies, args.method, rd, args.floor)
+        b = floored(qs, args.conf, args.replies, args.against, rd, args.floor)
+        ids = [i for i in a if i in b]
+        cells = [
+            f"{mean([a[i][k] for i in ids]):.3f} vs {mean([b[i][k] for i in ids]):.3f} "
+            f"({ci([a[i][k] for i in ids], [b[i][k] for i in ids])})"
+            for k in range(4)
+        ]
+        print(f"| {rd} | {len(ids)} | " + " | ".join(cells) + " |")
 
 
 def sweep(swept: dict[str, tuple[list[float], list[float]]]) -> None:
