@@ -15,9 +15,7 @@ today's ``answer_line``, abstaining (F1 0) where the no-LLM row's confidence is 
 from __future__ import annotations
 
 import argparse
-import gzip
 import importlib.util
-import json
 import subprocess
 import sys
 import tempfile
@@ -25,7 +23,7 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
-from common import interval
+from common import interval, read_rows
 
 from ragsieve.evaluate.datasets import load_dataset
 from ragsieve.methods.answer_line import FLOOR, answer_line
@@ -37,19 +35,13 @@ READER = SimpleNamespace(span_first=True)
 BASE_REV = "99fcfa4"
 
 
-def read_rows(path: Path, method: str | None = None) -> dict[str, dict[str, Any]]:
-    """``id -> row`` of a per-question file, plain or gzipped (the first row of each id; only
-    rows of ``method`` when given)."""
-    if not path.exists() and path.with_suffix(".jsonl.gz").exists():
-        path = path.with_suffix(".jsonl.gz")
-    opener = gzip.open if path.suffix == ".gz" else open
+def rows_by_id(path: Path, method: str | None = None) -> dict[str, dict[str, Any]]:
+    """``id -> row`` of a per-question record (the first row of each id; only rows of
+    ``method`` when given)."""
     out: dict[str, dict[str, Any]] = {}
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                r = json.loads(line)
-                if method is None or r.get("method", method) == method:
-                    out.setdefault(r["id"], r)
+    for r in read_rows(path):
+        if method is None or r.get("method", method) == method:
+            out.setdefault(r["id"], r)
     return out
 
 
@@ -108,7 +100,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     qs = {q.id: q for q in load_dataset(args.dataset, limit=args.limit).questions}
-    sp = read_rows(args.conf, args.method)
+    sp = rows_by_id(args.conf, args.method)
     old = base_module(args.base).answer_line
     print(
         f"{args.dataset} (limit {args.limit}), {args.method}, floor {args.floor}, base {args.base}"
@@ -120,7 +112,7 @@ def main() -> None:
     print("|---|---:|---|---|---|---|---|")
     swept: dict[str, tuple[list[float], list[float]]] = {}
     for rd in args.readers.split(","):
-        rep = read_rows(args.replies / rd / "per_question.jsonl", args.method)
+        rep = rows_by_id(args.replies / rd, args.method)
         ids = [i for i in rep if i in sp and i in qs]
         bf, be, rf, nf, ne, abst, right_lost = [], [], [], [], [], 0, 0
         for i in ids:
@@ -140,7 +132,7 @@ def main() -> None:
         swept[rd] = (rf, [sp[i].get("confidence") or 0.0 for i in ids])
         naive = ""
         if args.naive is not None:
-            nv = read_rows(args.naive / rd / "per_question.jsonl", "naive")
+            nv = rows_by_id(args.naive / rd, "naive")
             both = [k for k, i in enumerate(ids) if i in nv]
             vf = [
                 f1(
@@ -172,8 +164,8 @@ def floored(
 ) -> dict[str, tuple[float, float, float, float]]:
     """``id -> (line F1, line EM, reply F1, span F1)`` of ``method`` with today's line and
     ``floor``."""
-    sp = read_rows(conf, method)
-    rep = read_rows(replies / reader / "per_question.jsonl", method)
+    sp = rows_by_id(conf, method)
+    rep = rows_by_id(replies / reader, method)
     out = {}
     for i, r in rep.items():
         if i not in sp or i not in qs:
