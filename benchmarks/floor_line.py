@@ -90,7 +90,8 @@ def main() -> None:
     ap.add_argument("--base", default=BASE_REV)
     ap.add_argument("--floor", type=float, default=FLOOR)
     ap.add_argument("--readers", default="local,qwen-0.5b")
-    ap.add_argument("--method", default="tagger", help="the rows' method label")
+    ap.add_argument("--method", default="tagger", help="the replies' method label")
+    ap.add_argument("--conf-method", default=None, help="the --conf rows' (default: --method)")
     ap.add_argument(
         "--against", default=None, help="pair --method's line (with the floor) with this method's"
     )
@@ -100,10 +101,11 @@ def main() -> None:
     )
     args = ap.parse_args()
     qs = {q.id: q for q in load_dataset(args.dataset, limit=args.limit).questions}
-    sp = rows_by_id(args.conf, args.method)
+    sp = rows_by_id(args.conf, args.conf_method or args.method)
     old = base_module(args.base).answer_line
     print(
-        f"{args.dataset} (limit {args.limit}), {args.method}, floor {args.floor}, base {args.base}"
+        f"{args.dataset} ({args.limit}), replies of {args.method}, spans and confidence of "
+        f"{args.conf_method or args.method}, floor {args.floor}, base {args.base}"
     )
     print(
         "| reader | n | base line F1 / EM | rules only F1 | with the floor F1 / EM (- base) "
