@@ -40,6 +40,10 @@ def test_a_reply_that_echoes_negates_or_compares_the_other_way_decides_no_option
     assert chosen_option("It is not Paris.", opts, OLDER) is None  # negated, the other unnamed
     assert chosen_option("Not Paris but Rome.", opts, OLDER) == "Rome"
     assert chosen_option("Rome, founded in 753 BC; Paris later.", opts, OLDER) == "Rome"
+    # Both named, no comparative, and not the question's "A or B" again: the first named.
+    born = "Which composer was born first, Antonín Dvořák or Giuseppe Verdi?"
+    verdi = "Giuseppe Verdi was born first, Antonín Dvořák."
+    assert chosen_option(verdi, ("Antonín Dvořák", "Giuseppe Verdi"), born) == "Giuseppe Verdi"
 
 
 def test_a_reply_that_hedges_says_neither_yes_nor_no() -> None:

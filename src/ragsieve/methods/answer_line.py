@@ -151,8 +151,8 @@ def chosen_option(reply: str, options: tuple[str, str], question: str = "") -> s
     An option after a negation ("not C", "it isn't Rome") is not picked. Where both are named,
     a comparative decides ("Rome is older than Paris" picks Rome for "which is older", and
     "Paris is younger than Rome" picks neither, as the question's word is not the reply's);
-    without one the first named is picked, unless the reply only echoes the question (it adds
-    no word of its own). Whole words, case-insensitive; at one place, the longer option."""
+    without one the first named is picked, unless the reply only echoes the question ("A or
+    B" again). Whole words, case-insensitive; at one place, the longer option."""
     spans = [
         (m.start(), m.end(), o)
         for o in options
@@ -179,10 +179,9 @@ def chosen_option(reply: str, options: tuple[str, str], question: str = "") -> s
             return None
         before = [f for f in found if f[0] < compared.start()]
         return min(before)[2] if before else None
-    own = {w.lower() for w in _WORDS.findall(reply)} - {
-        w.lower() for w in _WORDS.findall(question + " " + " ".join(options))
-    }
-    return first if own else None
+    a, b = (re.escape(o) for o in options)
+    echo = re.search(rf"{a}\W+or\W+{b}|{b}\W+or\W+{a}", reply, re.IGNORECASE)
+    return None if echo else first
 
 
 def span_first(llm: Any) -> bool:
