@@ -85,3 +85,29 @@ def test_a_document_the_tokenizer_cannot_chunk_is_one_error_and_the_index_keeps_
     again = Index.open(writable_index)
     assert again.stats()["documents"] == before
     assert "ok" not in {d["doc_id"] for d in again.documents()}
+
+
+def test_a_term_line_stays_with_its_description() -> None:
+    """A definition's term line ("[Function] int memeql_sec (...)", "-k --keep") never ends a
+    chunk whose next chunk opens with its description, at any chunk size that holds the term
+    line and its description's first sentence together."""
+    from ragsieve.segment.base import is_term_line, pack_sentences, sentences_of
+
+    term = "[Function] int memeql_sec (const void *a, const void *b, size_t n)"
+    text = (
+        "Nettle provides many functions for hashing data. " * 6
+        + f"\n\n{term}\nCompares two memory areas in constant time. Returns 1 when equal.\n"
+        + "\n-k --keep\nKeep (don't delete) input files during compression.\n"
+    )
+    doc = Document(id="d", text=text, title="nettle")
+    sents = sentences_of(doc)
+    assert [s.text for s in sents if is_term_line(s.text)] == [term, "-k --keep"]
+    for size in range(40, 130, 5):
+        chunks = pack_sentences(doc, sents, size)
+        assert "".join(c.text for c in chunks).replace(" ", "").replace("\n", "") == (
+            " ".join(s.text for s in sents).replace(" ", "").replace("\n", "")
+        )
+        for c in chunks[:-1]:
+            assert not is_term_line(c.text.rstrip().splitlines()[-1]), (size, c.text)
+    for t in ("Compares two memory areas.", "[RFC-2119] says so.", "-1 (or --fast) to -9"):
+        assert not is_term_line(t), t

@@ -102,6 +102,7 @@ def pack_sentences(
             cur = []
         cur_tokens = 0
 
+    last_n = 0
     for s, n in zip(sents, counts, strict=True):
         if n > max_tokens:
             flush()
@@ -111,11 +112,36 @@ def pack_sentences(
             continue
         # +1 allows for the separator token between sentences.
         if cur and cur_tokens + n + 1 > max_tokens:
+            # A term line ("[Function] int f (...)", "-k --keep") goes with its description.
+            term = cur.pop() if len(cur) > 1 and is_term_line(cur[-1].text) else None
             flush()
+            if term is not None and last_n + n + 1 <= max_tokens:
+                cur, cur_tokens = [term], last_n
+            elif term is not None:
+                cur = [term]
+                flush()
         cur.append(s)
         cur_tokens += n + (1 if len(cur) > 1 else 0)
+        last_n = n
     flush()
     return chunks
+
+
+#: A definition's term line: a bracketed category first ("[Function] int f (...)", "[Macro]"),
+#: or command-line options alone ("-k --keep", "--level=N, -L N").
+_OPTION = r"-{1,2}[\w?][\w-]*(?:[ =]\S+)?"
+_TERM_LINE = re.compile(rf"^\s*(?:\[[A-Z][\w ]{{1,30}}\]\s+\S.*|{_OPTION}(?:,?\s+{_OPTION})*)\s*$")
+
+
+def is_term_line(text: str) -> bool:
+    """Whether ``text`` is a definition's term line, one line that names what the next text
+    describes (:data:`_TERM_LINE`): a chunk never ends with one while its description opens the
+    next chunk."""
+    return (
+        "\n" not in text.strip()
+        and not text.rstrip().endswith((".", "!", "?"))
+        and bool(_TERM_LINE.match(text))
+    )
 
 
 def _words(
