@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from rich_docs import FACT, write_folder
 
 from ragsieve.llm.server import free_port
 
@@ -120,6 +121,7 @@ def core(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Core]:
     c.home.mkdir()
     c.work.mkdir()
     shutil.copytree(ROOT / "examples" / "corpus", c.work / "corpus")
+    write_folder(c.work / "files")
     yield c
     print("\n" + "\n".join(log))
 
@@ -182,6 +184,18 @@ def test_index_ask_search_prune_outside_the_checkout_with_an_empty_home(core: Co
     sentences = json.loads(kept.stdout)
     assert sentences and all(s["passage"] == "corpus/honey-bees.md" for s in sentences)
     assert any("Frisch" in s["text"] for s in sentences)
+
+
+def test_the_core_reads_pdf_html_and_docx(core: Core) -> None:
+    done = core.run("index", "files", "--index", "files-idx")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "indexed 7 new" in done.stdout, done.stdout + done.stderr
+    hits = core.run(
+        "search", "When was the dredger Albatross commissioned?", "--index", "files-idx", "--json"
+    )
+    assert hits.returncode == 0, hits.stderr[-2000:]
+    top = json.loads(hits.stdout)["results"][0]
+    assert FACT in top["text"] and "3" in top["where"], top  # pages 2-3 of the PDF
 
 
 def test_serve_answers_health_from_the_core(core: Core) -> None:
