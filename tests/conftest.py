@@ -67,7 +67,7 @@ def sentence_index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def smollm2() -> Iterator[Any]:
     """The default local LLM (SmolLM2 through llama.cpp) for method tests that need a real
-    model in the loop; skipped where its GGUF package is not installed."""
+    model in the loop; skipped where its GGUF file is missing."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from ragsieve.errors import ConfigError
     from ragsieve.llm import get_llm

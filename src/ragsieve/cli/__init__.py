@@ -21,7 +21,7 @@ import typer
 from ragsieve.cli import eval as eval_group
 from ragsieve.cli import index as index_group
 from ragsieve.cli import query as query_group
-from ragsieve.errors import RagsieveError
+from ragsieve.errors import RagsieveError, missing_extra
 
 # rich_markup_mode=None: help text is printed as written. Rich markup would read the method
 # specs in it (``full[unit=passage]``, a ``[method]`` table) as style tags and drop them.
@@ -98,6 +98,11 @@ def _usage_line(e: typer.TyperException) -> str:
     return f"error: {msg} (see '{where}')"
 
 
+def _command() -> str:
+    """The command named on the line (the first word that is not an option)."""
+    return next((a for a in sys.argv[1:] if not a.startswith("-")), "")
+
+
 def main() -> None:
     """Entry point: run the app and turn user errors into one-line messages."""
     debug = os.environ.get("RAGSIEVE_DEBUG") == "1"
@@ -122,6 +127,13 @@ def main() -> None:
         else:
             sys.stderr.write(_usage_line(e) + "\n")
         sys.exit(int(getattr(e, "exit_code", 2)))
+    except ImportError as e:
+        # A module of an extra (torch for training, matplotlib for a plot...): name the extra.
+        err = missing_extra(e, f"ragsieve {_command()}")
+        if debug or err is None:
+            raise
+        sys.stderr.write(f"error: {err}\n")
+        sys.exit(err.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)

@@ -10,7 +10,7 @@ import typer
 
 import ragsieve.cli.common as common
 from ragsieve.defaults import DEFAULT_MAX_TOKENS
-from ragsieve.errors import InputError
+from ragsieve.errors import InputError, require_extra
 
 
 def _eval_specs(methods: str | None, config: Path | None, run: dict[str, Any]) -> list[Any]:
@@ -87,6 +87,7 @@ def eval_cmd(
     as_json: common.JsonOpt = False,
 ) -> None:
     """Evaluate methods on a benchmark: context, ranked-list, answer and cost metrics."""
+    require_extra("eval", "ragsieve eval")
     from ragsieve.evaluate.runner import (
         EvalConfig,
         markdown_table,

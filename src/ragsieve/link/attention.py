@@ -122,16 +122,16 @@ class SentenceAttnLinker:
             return
         from tokenizers import Tokenizer
 
-        from ragsieve.embed.base import minilm_dir
+        from ragsieve.embed.base import minilm_dir, minilm_tokenizer
 
-        path = minilm_dir()
-        tok = Tokenizer.from_file(str(path / "tokenizer.json"))
+        tok = Tokenizer.from_file(str(minilm_tokenizer()))
         tok.no_truncation()
         tok.no_padding()
         self._cls = tok.token_to_id("[CLS]")
         self._sep = tok.token_to_id("[SEP]")
         self._tok = tok
-        self._model = _onnx_attention() if self.config.backend == "onnx" else _torch_model(path)
+        onnx = self.config.backend == "onnx"
+        self._model = _onnx_attention() if onnx else _torch_model(minilm_dir())
 
     def _sentence_ids(self, sents: Sequence[str]) -> list[list[int]]:
         cap = self.config.max_sentence_tokens

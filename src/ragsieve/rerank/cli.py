@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ragsieve.errors import ConfigError, InputError
+from ragsieve.errors import ConfigError, InputError, require_extra
 from ragsieve.training import cli as train_cli
 
 RerankerOpt = Annotated[
@@ -49,6 +49,7 @@ def train_reranker(
 
     if qasper_groups + msmarco_groups == 0:
         raise ConfigError("nothing to train on: --qasper-groups and --msmarco-groups are both 0")
+    require_extra("train", "ragsieve train-reranker")
     opts = train_cli.run_options(seed, device, time_limit, threads, stop_after)
     cfg = TrainConfig(
         qasper_groups=qasper_groups, msmarco_groups=msmarco_groups, max_length=max_length
@@ -73,6 +74,7 @@ def train_fusion_cmd(
     """Fit the ``ensemble`` reranker's weights (cross-encoder + bi-encoder + BM25) on training
     data; ``models/reranker/fusion.json`` in the package was made by this command."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    require_extra("train", "ragsieve train-fusion")
     from ragsieve.data import find_data_dir
     from ragsieve.rerank.fusion import train_fusion
 

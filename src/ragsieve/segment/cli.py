@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ragsieve.errors import ConfigError, InputError
+from ragsieve.errors import ConfigError, InputError, require_extra
 from ragsieve.io import SUPPORTED
 from ragsieve.training import cli as train_cli
 
@@ -135,6 +135,7 @@ def train_segmenter_cmd(
         if bad:
             raise ConfigError(f"unknown feature set {bad[0]!r}: use {'; '.join(FEATURE_SETS)}")
         sets = wanted if "all" in wanted else [*wanted, "all"]
+    require_extra("train", "ragsieve train-segmenter")
     opts = train_cli.run_options(seed, device, time_limit, threads)
     cfg = SegTrainConfig(
         qasper_papers=qasper_papers,

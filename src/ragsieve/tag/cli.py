@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from ragsieve.errors import ConfigError, InputError
+from ragsieve.errors import ConfigError, InputError, require_extra
 from ragsieve.io import SUPPORTED
 from ragsieve.training import cli as train_cli
 
@@ -58,6 +58,7 @@ def train_tagger(
     for name in names:
         if name not in SOURCES:
             raise ConfigError(f"--leave-out: unknown source {name!r} (one of {', '.join(SOURCES)})")
+    require_extra("train", "ragsieve train-tagger")
     opts = train_cli.run_options(seed, device, time_limit, threads)
     sizes = replace(SourceSizes(), **dict.fromkeys(names, 0))
     cfg = TaggerTrainConfig(epochs=epochs, leave_out=names, sizes=sizes, teacher=teacher)
