@@ -16,6 +16,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from ragsieve.llm.control import without_control
 from ragsieve.types import Answer, SourceSpan
 
 #: A question whose first word is one of these asks yes or no ("Are both ...?", "Did he ...?").
@@ -123,4 +124,6 @@ def answer_line(
     else:
         how, text = "reply", answer.text
     trace = {**answer.trace, "answer": how}
+    # A span is document text: the chat markers it may hold are never part of the line.
+    text = without_control(text)
     return replace(answer, text=text, reply=answer.text, span=span, trace=trace)
