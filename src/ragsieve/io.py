@@ -364,7 +364,7 @@ def read_source(path: Path, explicit: bool) -> tuple[list[Document], str | None]
         if explicit:
             raise
         log.info("skipping %s", e)  # returned in ``skipped``: the caller reports it
-        return [], printable(str(e))
+        return [], _reason(str(e), path)
     except (KeyboardInterrupt, SystemExit, GeneratorExit):
         raise
     except BaseException as e:  # pyo3's PanicException (a native panic) is a BaseException
@@ -373,7 +373,20 @@ def read_source(path: Path, explicit: bool) -> tuple[list[Document], str | None]
         if explicit:
             raise InputError(reason) from e
         log.info("skipping %s", reason)
-        return [], reason
+        return [], _reason(reason, path)
+
+
+def _reason(message: str, path: Path) -> str:
+    """A reader's one-line error as a skip reason: without the file's path, which the warning
+    names already (``skipped PATH: looks binary``, not ``skipped PATH: PATH looks binary``)."""
+    message, name = printable(message), printable(str(path))
+    if message.startswith(name + ":"):
+        rest = message[len(name) + 1 :].strip()
+        line, sep, after = rest.partition(": ")
+        return f"line {line}: {after}" if sep and line.isdigit() else rest
+    if message.startswith(name + " "):
+        return message[len(name) + 1 :]
+    return message.replace(f" {name}:", ":").replace(f" {name}", "") or message
 
 
 def check_documents(ids_sources: Sequence[tuple[str, str]], paths: Iterable[str | Path]) -> None:
