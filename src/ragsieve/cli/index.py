@@ -267,11 +267,16 @@ def index(
                 progress=cb,
                 follow_symlinks=follow_symlinks,
             )
-        elif loaded is not None:
+        else:
+            if loaded is None:
+                from ragsieve.checks import check_paths
+                from ragsieve.io import load_paths
+
+                checked = check_paths("paths", paths)
+                loaded = load_paths(checked, cb, follow_symlinks=follow_symlinks)
+            _say_large_files(idx, loaded.documents, force)
             report = idx.add_loaded(loaded.documents, loaded.roots, follow_symlinks, cb)
             skipped = loaded.skipped
-        else:
-            report, skipped = idx.add_paths(paths, progress=cb, follow_symlinks=follow_symlinks)
     con = err_console()
     for path, why in skipped:
         con.print(f"[yellow]warning:[/] skipped {path}: {why}", highlight=False, soft_wrap=True)
@@ -319,6 +324,18 @@ def _remove_gone(idx: Any, paths: list[Path], report: Any, skipped: list) -> lis
     read = set(report.added) | set(report.updated) | set(report.unchanged)
     stale = stale_documents(idx.documents(), folders, read, [s for s, _ in skipped])
     return idx.remove(stale) if stale else []
+
+
+def _say_large_files(idx: Any, documents: list, force: bool) -> None:
+    """One ``note:`` line per file large enough to take a while (its chunks, the rate they
+    embed at and the time that makes), before the work starts (``force``: all is new)."""
+    from ragsieve.index.estimate import large_files
+    from ragsieve.segment import get_segmenter
+
+    known = {} if force else idx.document_hashes()
+    cut = get_segmenter(idx.config.chunker, chunk_tokens=idx.config.chunk_tokens)
+    for e in large_files(documents, known, cut, idx.embedder):
+        say(f"note: {e.line()}")
 
 
 def _remove_linked_out(
