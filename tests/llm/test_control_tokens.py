@@ -44,7 +44,7 @@ def _prompt(llm: LlamaCppLLM, question: str, passage: str) -> int:
 
 
 def _text_tokens(llm: LlamaCppLLM, text: str) -> int:
-    return len(llm._tokenize(text, special=False))
+    return len(llm.tokenize(text, special=False))
 
 
 def test_chatml_markers_in_a_passage_cost_their_text(local_llm: LlamaCppLLM) -> None:
@@ -57,7 +57,7 @@ def test_chatml_markers_in_a_passage_cost_their_text(local_llm: LlamaCppLLM) -> 
     assert cost > _text_tokens(local_llm, INJECTIONS["chatml"].replace("<|", "").replace("|>", ""))
     # Only the template's own markers are special: one turn each for system, user, assistant.
     ids = local_llm.prompt_tokens(build_answer_messages(QUESTION, [marked]))
-    im_start, im_end = local_llm._tokenize("<|im_start|><|im_end|>", special=True)
+    im_start, im_end = local_llm.tokenize("<|im_start|><|im_end|>", special=True)
     assert ids.count(im_start) == 3 and ids.count(im_end) == 2
 
 

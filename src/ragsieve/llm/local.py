@@ -444,7 +444,9 @@ class LlamaCppLLM:
         except Exception as exc:  # httpx's errors, a bad JSON body: one line
             raise LLMError(f"local LLM {self.name}: {path} failed: {_one_line(exc)}") from exc
 
-    def _tokenize(self, text: str, *, special: bool, add_special: bool = False) -> list[int]:
+    def tokenize(self, text: str, *, special: bool, add_special: bool = False) -> list[int]:
+        """``text`` as this model's token ids; ``special``: its control strings as special tokens
+        (the chat template's own pieces) or as text (everything a user or a document wrote)."""
         if not text and not add_special:
             return []
         body = {"content": text, "add_special": add_special, "parse_special": special}
@@ -474,9 +476,9 @@ class LlamaCppLLM:
         tokens: list[int] = []
         for i, piece in enumerate(pieces):
             if i % 2:  # a placeholder: the message's content, as text
-                tokens += self._tokenize(content[piece], special=False)
+                tokens += self.tokenize(content[piece], special=False)
             else:
-                tokens += self._tokenize(piece, special=True, add_special=i == 0)
+                tokens += self.tokenize(piece, special=True, add_special=i == 0)
         return tokens
 
     def _chat(
