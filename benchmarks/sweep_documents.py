@@ -72,7 +72,7 @@ def _no_secret(also: str = "") -> Check:
             return f"security: {leaked[0]} was indexed"
         if also and not any(i.endswith(also) for i in ids):
             return f"{also} was not indexed"
-        found, err = cli_json("search", f"{SECRET} root password", "--index", str(idx))
+        found, err = cli_json("search", "root password bash", "--index", str(idx))
         if found is None:
             return f"search failed: {err.strip()[:80]}"
         if SECRET in str(found):
