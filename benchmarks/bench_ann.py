@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from common import DATA, REPO, need_data, pct_ms
+from common import DATA, REPO, need_data, pct_ms, write_text
 
 CACHE = Path(
     os.environ.get("RAGSIEVE_ANN_CACHE", Path.home() / ".cache" / "ragsieve" / "ann-corpus")
@@ -425,7 +425,7 @@ def write_markdown(path: Path, report: dict) -> None:
         f"Command: `{report['command']}`",
         "",
         f"Machine: {report['machine']}. Corpus: {report['corpus']['chunks']:,} chunks of "
-        f"{report['corpus']['words_per_chunk']} words (real text, sources in `ann.json`), "
+        f"{report['corpus']['words_per_chunk']} words (real text, sources in `ann.json.gz`), "
         f"{report['queries']['n']} real queries, `minilm-onnx` vectors (384-d). "
         "Recall@10 is against the exact cosine top-10 (NumPy) on the same vectors; latency is "
         "one `tbl.search(q).metric('cosine').limit(10).select(['row', 'text', '_distance'])"
@@ -559,7 +559,7 @@ def main() -> None:
     }
     report["default"] = choose_default(results)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "ann.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_text(args.out / "ann.json.gz", json.dumps(report, indent=2) + "\n")
     write_markdown(args.out / "ann.md", report)
     plot(args.plot, report)
     print(json.dumps(report["default"], indent=2))

@@ -10,7 +10,8 @@ Every command is a real ``ragsieve`` subprocess, timed wall to wall, with its pe
 ``wait4``. ``--baseline-src`` names the ``src`` folder of an older checkout (``git worktree
 add /tmp/before afbe93e``): the same commands then also run on that code with the same
 interpreter (``PYTHONPATH`` first), alternating with the current code, so that the printed
-ratios come from one run at one load. Results go to ``benchmarks/results/fast.{json,md}``.
+ratios come from one run at one load. Results go to ``benchmarks/results/fast.json.gz`` (every
+run kept, gzipped).
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ from common import (
     RESULTS,
     code_env,
     need_data,
+    read_json,
     run_measured,
     wait_healthy,
+    write_text,
 )
 
 CORPUS = REPO / "examples" / "corpus"
@@ -325,14 +328,14 @@ def memory() -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- main
 def save(name: str, data: dict[str, Any]) -> None:
-    """Add this run to ``fast.json`` under ``name`` (a list: every run is kept)."""
-    path = RESULTS / "fast.json"
-    allres = json.loads(path.read_text()) if path.exists() else {}
+    """Add this run to ``fast.json.gz`` under ``name`` (a list: every run is kept)."""
+    path = RESULTS / "fast.json.gz"
+    allres = read_json(path) if path.exists() else {}
     runs = allres.get(name, [])
     runs = runs if isinstance(runs, list) else [runs]
     runs.append({**data, "when": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count()})
     allres[name] = runs
-    path.write_text(json.dumps(allres, indent=2) + "\n")
+    write_text(path, json.dumps(allres, indent=2) + "\n")
 
 
 def main() -> None:

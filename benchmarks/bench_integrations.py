@@ -29,7 +29,8 @@ sentence gold, ``train_extra``), maximising ie; the test tables report the defau
 dev-chosen setting. Test questions: HotpotQA AMOR (pool: the question's 10 paragraphs) and SQuAD
 dev, the first 20 questions of each of articles 0-4 (``common.questions``; no training reads
 them; pool: the question's article, split into its paragraphs). Writes
-``benchmarks/results/integrations.json`` (``--out``) and prints markdown tables. Lines of glue
+``benchmarks/results/integrations.json.gz`` (``--out``; its per-question rows, gzipped) and
+``integrations.md`` beside it, and prints markdown tables. Lines of glue
 code per recipe are counted from the ``# glue[...]`` blocks of this file.
 """
 
@@ -49,7 +50,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import RESULTS, fmt, hotpot_train_dataset, interval, paired, questions
+from common import (
+    RESULTS,
+    fmt,
+    hotpot_train_dataset,
+    interval,
+    paired,
+    questions,
+    read_json,
+    write_text,
+)
 
 logging.getLogger("langchain_text_splitters.base").setLevel(logging.ERROR)  # "chunk > 300"
 COLUMNS = ("context_tokens", "evidence_precision", "evidence_recall", "ie", "answer_recall")
@@ -528,7 +538,8 @@ def evaluate_ours(spec: str, adapter: str, questions: Sequence[Any], budget: int
 
 def harness_naive(dataset: str, questions: Any, budget: int) -> dict[str, Any]:
     """ragsieve ``naive`` through the evaluation harness (its cached index, 200-token chunks)."""
-    from ragsieve.evaluate.runner import EvalConfig, parse_methods, run_eval
+    from ragsieve.evaluate.runner import EvalConfig, run_eval
+    from ragsieve.methods import parse_methods
 
     res = run_eval(
         questions, EvalConfig(methods=parse_methods("naive"), no_llm=True, budget=budget)
@@ -739,19 +750,18 @@ def main() -> None:
     ap.add_argument("--frameworks-from", type=Path, default=None, help="reuse saved naive/recipes")
     ap.add_argument("--ours-from", type=Path, default=None, help="reuse saved adapter rows")
     ap.add_argument("--no-ours", action="store_true", help="skip the adapters")
-    ap.add_argument("--out", type=Path, default=RESULTS / "integrations.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "integrations.json.gz")
     args = ap.parse_args()
     t_all = time.perf_counter()
 
     if args.no_frameworks and not args.dev_from:
         dev = {"families": {}}
     elif args.dev_from:
-        dev = json.loads(args.dev_from.read_text())["dev"]
+        dev = read_json(args.dev_from)["dev"]
     else:
         dev = dev_sweep(args.dev_limit, args.budget)
     if args.dev_only:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"dev": dev}, indent=1, default=float))
+        write_text(args.out, json.dumps({"dev": dev}, indent=1, default=float))
         return
     out: dict[str, Any] = {
         "budget": args.budget,
@@ -768,7 +778,7 @@ def main() -> None:
         rows: list[dict[str, Any]] = []
         fw_saved = None
         if args.frameworks_from:  # naive and framework rows of an earlier run
-            fw_saved = json.loads(args.frameworks_from.read_text())["datasets"][dataset]["rows"]
+            fw_saved = read_json(args.frameworks_from)["datasets"][dataset]["rows"]
             fw_saved = [r for r in fw_saved if not str(r.get("family", "")).startswith("ours:")]
         base = fw_saved[0] if fw_saved else harness_naive(dataset, ds, args.budget)
         rows.append(base)
@@ -799,7 +809,7 @@ def main() -> None:
         emb().memo = None
         agree: dict[str, Any] = {}
         if args.ours_from:  # adapter rows of an earlier run on the same questions
-            saved = json.loads(args.ours_from.read_text())["datasets"][dataset]
+            saved = read_json(args.ours_from)["datasets"][dataset]
             rows += [r for r in saved["rows"] if str(r.get("family", "")).startswith("ours:")]
             agree = saved["adapter_agreement"]
         elif not args.no_ours:
@@ -854,9 +864,9 @@ def main() -> None:
     lines += ["#### Glue code per recipe (lines of this file)", "", *glue_table()]
     out["wall_seconds"] = time.perf_counter() - t_all
     lines.append(f"Wall time {out['wall_seconds']:.0f} s.")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=1, default=float))
-    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    write_text(args.out, json.dumps(out, indent=1, default=float))
+    md = args.out.name.removesuffix(".gz").removesuffix(".json") + ".md"
+    (args.out.parent / md).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

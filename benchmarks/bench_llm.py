@@ -12,7 +12,8 @@ must cost fewer tokens than naive").
 
 Each (dataset, method) run is one ``ragsieve eval`` pass (``run_eval``, the numbers the CLI
 prints) with ``--llm qwen-0.5b`` at budget 450, saved to
-``benchmarks/results/llm/<dataset>--<spec>.json`` with its per-question rows; an existing file
+``benchmarks/results/llm/<dataset>--<spec>.json.gz`` with its per-question rows (gzipped, as
+every per-question record is); an existing file
 is reused, so a stopped run resumes at the next method. ``report`` adds paired bootstrap 95%
 intervals (2,000 resamples over questions, seed 0) on F1 and on F1 minus naive's, and SAGE's
 cost efficiency (Eq. 2: F1 / cost, cost from Eq. 1 on the prompt and completion tokens of
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import RESULTS, interval, questions
+from common import RESULTS, interval, questions, read_json, write_text
 
 RUNS = RESULTS / "llm"
 DATASETS = ("hotpotqa-sent", "squad")
@@ -46,13 +46,13 @@ BOOTSTRAP = 2000
 
 def run_path(dataset: str, spec: str, limit: int | None, total: int | None = None) -> Path:
     safe = re.sub(r"[^A-Za-z0-9_.=,+-]", "_", spec) + (f"+total{total}" if total else "")
-    return RUNS / f"{dataset}-{limit or 'all'}--{safe}.json"
+    return RUNS / f"{dataset}-{limit or 'all'}--{safe}.json.gz"
 
 
 def half_naive(dataset: str, limit: int | None, fraction: float) -> int:
     """``fraction`` x naive's mean prompt tokens on the same questions (its saved run): the
     whole-question budget that puts a method at that ratio of naive's tokens."""
-    naive = json.loads(run_path(dataset, "naive", limit).read_text())
+    naive = read_json(run_path(dataset, "naive", limit))
     return round(fraction * naive["methods"]["naive"]["prompt_tokens"])
 
 
@@ -64,8 +64,9 @@ def run(
     budget: int,
     total_x_naive: float | None = None,
 ) -> None:
-    from ragsieve.evaluate.runner import EvalConfig, markdown_table, parse_methods, run_eval
+    from ragsieve.evaluate.runner import EvalConfig, markdown_table, run_eval
     from ragsieve.llm import get_llm
+    from ragsieve.methods import parse_methods
 
     ds = questions(dataset, limit)
     total = half_naive(dataset, limit, total_x_naive) if total_x_naive else None
@@ -91,9 +92,7 @@ def run(
         res["wall_seconds"] = time.perf_counter() - t0
         res["command"] = " ".join(sys.argv)
         print(markdown_table(res), file=sys.stderr, flush=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(res, indent=1, default=float))
-        os.replace(tmp, path)
+        write_text(path, json.dumps(res, indent=1, default=float))
 
 
 def paired_bootstrap(a: np.ndarray, b: np.ndarray | None) -> tuple[float, float]:
@@ -187,8 +186,8 @@ def report() -> None:
     out: dict[str, Any] = {}
     for dataset in DATASETS:
         groups: dict[str, dict[str, dict[str, Any]]] = {}
-        for p in sorted(RUNS.glob(f"{dataset}-*--*.json")):
-            res = json.loads(p.read_text())
+        for p in sorted(RUNS.glob(f"{dataset}-*--*.json.gz")):
+            res = read_json(p)
             spec = next(iter(res["methods"]))  # the spec as given (the file name is escaped)
             groups.setdefault(p.name.split("--", 1)[0].rsplit("-", 1)[1], {})[spec] = res
         full = groups.pop("all", {})

@@ -8,6 +8,7 @@ Imported as ``from common import ...``: ``python -m benchmarks NAME`` and
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import socket
@@ -152,18 +153,50 @@ def fmt(v: Any, tokens: bool = False) -> str:
     return f"{v:.0f}" if tokens else f"{v:.3f}"
 
 
-def save_json(name: str, data: Any, key: str | None = None, indent: int = 2) -> Path:
-    """Write ``RESULTS/name`` (``key``: update that entry of the file's object, keeping the
-    others) through a temporary file, so an interrupted run never leaves half a file."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / name
-    if key is not None:
-        old = json.loads(path.read_text()) if path.is_file() else {}
-        data = {**old, key: data}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=indent, default=float) + "\n", encoding="utf-8")
+def read_text(path: Path) -> str:
+    """The text of ``path``, gunzipped when its name ends in ``.gz``: per-question rows and
+    other long records are stored compressed (``benchmarks/results/README.md``)."""
+    data = path.read_bytes()
+    return (gzip.decompress(data) if path.name.endswith(".gz") else data).decode("utf-8")
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file, so an interrupted run never leaves
+    half a file; gzipped (level 9, no name or time: the same bytes as ``gzip -9n``) when the
+    name ends in ``.gz``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode("utf-8")
+    if path.name.endswith(".gz"):
+        data = gzip.compress(data, compresslevel=9, mtime=0)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
     os.replace(tmp, path)
     return path
+
+
+def read_json(path: Path) -> Any:
+    """A JSON record, plain or ``.json.gz``."""
+    return json.loads(read_text(path))
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a JSON-lines record, plain or ``.jsonl.gz``; a folder (``ragsieve eval
+    --out``, ``reader_eval``) gives its ``per_question.jsonl``, or ``.jsonl.gz`` where only that
+    is there."""
+    if path.is_dir():
+        plain = path / "per_question.jsonl"
+        path = plain if plain.is_file() else path / "per_question.jsonl.gz"
+    return [json.loads(x) for x in read_text(path).splitlines() if x.strip()]
+
+
+def save_json(name: str, data: Any, key: str | None = None, indent: int = 2) -> Path:
+    """Write ``RESULTS/name`` (``key``: update that entry of the file's object, keeping the
+    others; a name ending in ``.gz`` is stored compressed)."""
+    path = RESULTS / name
+    if key is not None:
+        old = read_json(path) if path.is_file() else {}
+        data = {**old, key: data}
+    return write_text(path, json.dumps(data, indent=indent, default=float) + "\n")
 
 
 def save_section(name: str, title: str, table: str, header: str = "") -> Path:

@@ -11,10 +11,9 @@ that metric's pairs.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from common import ci, interval, md_table, paired
+from common import ci, interval, md_table, paired, read_rows
 
 METRICS = ("context_tokens", "evidence_recall", "answer_recall", "evidence_precision")
 
@@ -22,8 +21,7 @@ METRICS = ("context_tokens", "evidence_recall", "answer_recall", "evidence_preci
 def load(dirs: list[Path]) -> dict[str, dict[str, dict]]:
     rows: dict[str, dict[str, dict]] = {}
     for d in dirs:
-        for line in (d / "per_question.jsonl").open(encoding="utf-8"):
-            r = json.loads(line)
+        for r in read_rows(d):  # per_question.jsonl, or the tracked .jsonl.gz
             rows.setdefault(r["method"], {})[r["id"]] = r
     return rows
 

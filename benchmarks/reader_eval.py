@@ -5,7 +5,8 @@
 
 One ``ragsieve eval`` run (:func:`ragsieve.evaluate.runner.run_eval`) per reader and method on
 the same questions; each reader's rows go to ``DIR/<reader>/per_question.jsonl`` (readable by
-``paired_eval.py``) and are reused on a rerun with the same ``--out`` and settings (another
+``paired_eval.py``) and are reused on a rerun with the same ``--out`` and settings, gzipped as
+the tracked records are (``per_question.jsonl.gz``) or not (another
 dataset, limit, budget, method list or ``--max-tokens`` there is refused). Printed per reader and
 method: F1 and EM with the difference to ``--base`` and its paired bootstrap 95% interval
 (``common.interval``, as in ``paired_eval.py``), prompt and answer tokens, replies that ran to
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import interval
+from common import interval, read_rows
 
 from ragsieve.evaluate.datasets import load_dataset
 from ragsieve.evaluate.runner import EvalConfig, run_eval
@@ -75,14 +76,14 @@ def run_reader(reader: str, args: argparse.Namespace) -> tuple[list[dict], dict[
         **{k: str(getattr(args, k)) for k in ("dataset", "limit", "budget", "pool", "max_tokens")},
         "methods": args.methods,
     }
-    if rows_file.is_file() and loops_file.is_file():
+    saved = rows_file if rows_file.is_file() else folder / "per_question.jsonl.gz"
+    if saved.is_file() and loops_file.is_file():
         # Rows are reused only for the settings they were run with: a changed method option or
         # budget under the same --out would otherwise be paired with the old rows silently.
         kept = json.loads(settings_file.read_text()) if settings_file.is_file() else None
         if kept != settings:
             raise SystemExit(f"{folder} holds rows of other settings ({kept}): use a fresh --out")
-        rows = [json.loads(x) for x in rows_file.open(encoding="utf-8")]
-        return rows, json.loads(loops_file.read_text())
+        return read_rows(saved), json.loads(loops_file.read_text())
     spec, opts = parse_reader(reader)
     span = spec == SPAN
     llm = None if span else get_llm(spec, **opts)

@@ -1,4 +1,5 @@
-"""Dev only: two taggers' stacked curves at matched token counts, from their ``stack.json``.
+"""Dev only: two taggers' stacked curves at matched token counts, from their ``stack.json``
+(or a record's ``stack.json.gz``).
 
     .venv/bin/python -m benchmarks stack_curves BASE/stack.json OTHER/stack.json
 
@@ -14,9 +15,10 @@ a curve's quality apart from where each stacker's rule lands on it.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
+
+from common import read_json
 
 SETS = ("hotpot", "squad")
 METRICS = ("answer_recall", "evidence_recall")
@@ -60,7 +62,7 @@ def main() -> None:
     ap.add_argument("base", type=Path)
     ap.add_argument("other", type=Path)
     args = ap.parse_args()
-    base, other = (json.loads(p.read_text("utf-8"))["dev"]["cv"] for p in (args.base, args.other))
+    base, other = (read_json(p)["dev"]["cv"] for p in (args.base, args.other))
     rows, dominates, mean_diff = compare(base, other)
     print("\n".join(rows))
     print(f"dominates: {dominates} (mean HotpotQA evidence difference {mean_diff:+.4f})")

@@ -165,3 +165,18 @@ def test_the_answer_span_beside_the_answer_and_alone(sample_index_dir: Path) -> 
     assert_one_line_error(p, 2, "--compare compares LLM answers")
     p = run(*base, "--llm", "none", "--llm-ctx", "512")
     assert_one_line_error(p, 2, "--llm none has none")
+
+
+def test_a_question_the_documents_do_not_answer_abstains(sample_index_dir: Path) -> None:
+    for q, why in (("?", "no word to look for"), ("What is the boiling point of tungsten?", "")):
+        p = run("ask", q, "--index", str(sample_index_dir), "--max-tokens", "16")
+        assert p.returncode == 0, p.stderr
+        first = p.stdout.splitlines()[0]
+        assert first.startswith("The indexed documents do not answer this question"), p.stdout
+        assert why in first and "best evidence found:" in p.stdout
+        p = run("ask", q, "--index", str(sample_index_dir), "--llm", "none", "--json")
+        out = json.loads(p.stdout)
+        assert (out["answer"], out["abstained"]) == (None, True) and out["trace"]["abstain"]
+    p = run("ask", BEES, "--index", str(sample_index_dir), "--llm", "none", "--json")
+    out = json.loads(p.stdout)
+    assert out["abstained"] is False and "Frisch" in out["answer"] and out["confidence"] > 0

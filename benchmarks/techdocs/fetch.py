@@ -126,6 +126,41 @@ DOCS = (
         "usr/share/doc/libffi8/html/Primitive-Types.html",
         "8a7e2326af4d6e88dd5dfddfcb81140205c6065a87896bd02bcb81514e6dda5c",
     ),
+    Doc(
+        "gitignore.html",
+        "git-doc",
+        "1:2.39.5-0+deb12u3",
+        "usr/share/doc/git-doc/gitignore.html",
+        "47fa8f55feff5feffe8381551bc90159144c7c463d92805cb21dccbac3086357",
+    ),
+    Doc(
+        "git-stash.html",
+        "git-doc",
+        "1:2.39.5-0+deb12u3",
+        "usr/share/doc/git-doc/git-stash.html",
+        "ba46b3d59953444a98366a8105372b1bc5682cd590a689385cf13954f8bfe100",
+    ),
+    Doc(
+        "valgrind-quick-start.html",
+        "valgrind",
+        "1:3.19.0-1",
+        "usr/share/doc/valgrind/html/quick-start.html",
+        "2647941ea76d5b40feb2971d687da7c622a5babcfe694f2dbd702de78a8c1b66",
+    ),
+    Doc(
+        "valgrind-faq.html",
+        "valgrind",
+        "1:3.19.0-1",
+        "usr/share/doc/valgrind/html/faq.html",
+        "c91ad7b15297bb1c746c1fec325c31ea093b1db542dcc4e9ee44be617620cba7",
+    ),
+    Doc(
+        "zstd-README.md",
+        "zstd",
+        "1.5.4+dfsg2-5",
+        "usr/share/doc/zstd/README.md.gz",
+        "682212486494a36ec1545925c467b4faeee0b1326795584346747b159c10a0f6",
+    ),
 )
 
 
@@ -140,9 +175,11 @@ def _sha256(data: bytes) -> str:
 def _deb(package: str, version: str, debs: Path, offline: bool) -> Path:
     """The package's .deb in ``debs``, downloaded with apt-get when it is not there yet."""
     found = sorted(debs.glob(f"{package}_*.deb"))
-    want = version.split(":")[-1]
+    # apt-get download names a version with an epoch "1%3a2.39.5-..."; older caches may hold
+    # the name without it.
+    names = {f"{package}_{version.replace(':', '%3a')}_", f"{package}_{version.split(':')[-1]}_"}
     for deb in found:
-        if deb.name.startswith(f"{package}_{want.replace(':', '%3a')}_"):
+        if any(deb.name.startswith(n) for n in names):
             return deb
     if offline:
         raise FetchError(f"{package}={version}: no .deb in {debs} and --offline was given")
@@ -222,30 +259,57 @@ def read_corpus(paths: list[Path]) -> list[dict[str, str]]:
     return rows
 
 
+def split_of(qid: str) -> str:
+    """The split rule, fixed before any run: ``test`` iff sha256(id) % 3 == 0."""
+    return "test" if int(hashlib.sha256(qid.encode()).hexdigest(), 16) % 3 == 0 else "dev"
+
+
 def check_questions(questions: list[dict], corpus: list[dict[str, str]]) -> list[str]:
-    """Problems with the questions (one line each): a split or source unknown, a duplicate id,
-    a gold evidence sentence that is not in its source document as read, or an answer that is
-    in none of its evidence sentences."""
+    """Problems with the questions (one line each): a split the rule does not give, a source
+    unknown, a duplicate id, a gold evidence sentence that is not in its source document as
+    read, or an answer that is in none of its evidence sentences. A question with
+    ``meta.parts`` (two-part, list, how-to) needs each part (a list of acceptable strings) in
+    its evidence instead of the joined answer. An ``unanswerable`` question has no answers and
+    no evidence, and none of the terms of its ``meta.absent`` occurs in any document as read."""
     texts = {r["id"]: norm(r["text"]) for r in corpus}
+    lowered = {k: v.lower() for k, v in texts.items()}
     problems, ids = [], set()
     for q in questions:
         qid, meta = q.get("id", "?"), q.get("meta", {})
         if qid in ids:
             problems.append(f"{qid}: duplicate id")
         ids.add(qid)
-        if meta.get("split") not in SPLITS:
-            problems.append(f"{qid}: split {meta.get('split')!r} is not dev or test")
+        if meta.get("split") != split_of(str(qid)):
+            problems.append(f"{qid}: split {meta.get('split')!r}, the rule says {split_of(qid)}")
         sources = meta.get("source", [])
         for s in sources:
             if s not in texts:
                 problems.append(f"{qid}: source {s!r} is not a document of the set")
+        if meta.get("kind") == "unanswerable":
+            if q.get("answers") or q.get("evidence"):
+                problems.append(f"{qid}: an unanswerable question has no answers and no evidence")
+            if not meta.get("absent"):
+                problems.append(f"{qid}: an unanswerable question names its absent terms")
+            for term in meta.get("absent", []):
+                hits = [d for d, t in lowered.items() if norm(term).lower() in t]
+                if hits:
+                    problems.append(f"{qid}: absent term {term!r} occurs in {hits}")
+            continue
+        if not q.get("answers") or not q.get("evidence"):
+            problems.append(f"{qid}: an answerable question needs answers and evidence")
         for e in q.get("evidence", []):
             if not any(norm(e) in texts.get(s, "") for s in sources):
                 problems.append(f"{qid}: evidence not found in {sources}: {e[:70]!r}")
         # An answer is in its evidence (line-end hyphens aside), unless it is computed from it
-        # ("1 + 1024").
+        # ("1 + 1024"); a question in parts needs each part there instead.
         ev = norm(" ".join(q.get("evidence", []))).lower()
         ev = ev + " " + ev.replace("- ", "").replace("\\", "")
+        parts = meta.get("parts")
+        if parts:
+            for part in parts:
+                if not any(norm(a).lower() in ev for a in part):
+                    problems.append(f"{qid}: part {part!r} occurs nowhere in the evidence")
+            continue
         found = any(norm(a).lower() in ev for a in q.get("answers", []))
         if not found and meta.get("kind") != "computed":
             problems.append(f"{qid}: no answer occurs in the evidence")

@@ -115,6 +115,13 @@ def kept_cell(answer: Answer, where: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+def answer_cell(answer: Answer) -> str:
+    """The table's "answer" cell: the line, or why it abstained."""
+    if answer.abstained:
+        return f"(not answered: {answer.trace.get('abstain', 'the documents do not answer')})"
+    return answer.text or "(empty)"
+
+
 def print_table(question: str, rows: list[Row], where: dict[str, str]) -> None:
     """The side-by-side table on stdout (rich), then one line with the prompt-token ratio."""
     from rich.console import Console
@@ -124,7 +131,7 @@ def print_table(question: str, rows: list[Row], where: dict[str, str]) -> None:
     table.add_column("")
     for label, _, _ in rows:
         table.add_column(label, overflow="fold")
-    table.add_row("answer", *[x.text or "(empty)" for _, x, _ in rows])
+    table.add_row("answer", *[answer_cell(x) for _, x, _ in rows])
     if any(x.span is not None for _, x, _ in rows):  # the tagger's extractive answer
         table.add_row("answer span", *[x.span.text if x.span else "-" for _, x, _ in rows])
     if any(x.reply is not None and x.reply != x.text for _, x, _ in rows):  # the span answered

@@ -105,7 +105,7 @@ class Generation:
 
 @dataclass(frozen=True)
 class SourceSpan:
-    """An extractive answer span (the tagger's span head, issue 44 item 6), located in its
+    """An extractive answer span (the tagger's span head), located in its
     source: ``text == document.text[start:end]`` of document ``doc_id`` (character offsets, as a
     chunk's), inside the sentence unit ``chunk_id``; ``score`` is the span head's probability."""
 
@@ -147,13 +147,20 @@ class Answer:
     #: The LLM's reply (None: no LLM asked). ``text`` is the answer line: the reply, or the
     #: span for a reader with ``span_first`` (``trace["answer"]`` says which).
     reply: str | None = None
+    #: How sure the line is that the documents answer (None: the method gives no span to judge).
+    confidence: float | None = None
+    #: The line abstained: the indexed documents do not answer (``text`` is empty, ``trace
+    #: ["abstain"]`` says why; the evidence and any reply stay).
+    abstained: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The JSON shape documented for ``ragsieve ask --json`` and ``POST /ask``."""
         return {
             "question": self.question,
             "method": self.method,
-            "answer": self.text,
+            "answer": None if self.abstained else self.text,
+            "abstained": self.abstained,
+            "confidence": self.confidence,
             "context": [_located(s) for s in self.context.chunks],
             "tokens": {
                 "context": self.context.n_tokens,

@@ -303,3 +303,36 @@ def test_a_unit_cut_into_small_chunks_is_recalled_only_whole() -> None:
     assert evidence_recall(chunks[:-1], [G1]) == 0.0  # "Paris" is missing
     # every fragment lies inside the gold sentence
     assert evidence_precision(chunks, [G1]) == 1.0
+
+
+def test_a_question_in_parts_holds_its_answer_only_with_every_part() -> None:
+    """A two-part question's joined answer never occurs verbatim: the context holds the answer
+    when it holds one acceptable string of each part (a part that is no span is left out)."""
+    q = EvalQuestion(
+        id="q",
+        question="What is the default priority of treemagic rules, and what is the maximum?",
+        answers=("default 50, maximum 100",),
+        meta={"parts": [["50"], ["100"]]},
+    )
+    both = ["The default priority value is 50, and the maximum is 100."]
+    assert answer_recall(both, q.answers) == 0.0  # the joined answer alone would miss it
+    assert context_metrics(both, q)["answer_recall"] == 1.0
+    assert context_metrics(["The default priority value is 50."], q)["answer_recall"] == 0.0
+    yes_part = EvalQuestion(
+        "y", "?", answers=("No; Callgrind",), meta={"parts": [["No"], ["Callgrind"]]}
+    )
+    assert context_metrics(["Only Callgrind has such support."], yes_part)["answer_recall"] == 1.0
+    only_no = EvalQuestion("n", "?", answers=("No",), meta={"parts": [["No"]]})
+    assert context_metrics(["No."], only_no)["answer_recall"] is None
+
+
+def test_an_unanswerable_question_has_no_answer_or_evidence_metric() -> None:
+    """An unanswerable question (no answers, no evidence) is scored by none of these metrics:
+    each is None, and the mean of a set leaves it out (abstention is what scores it)."""
+    q = EvalQuestion(id="u", question="What is zstd's default compression level?")
+    got = context_metrics(["zstd offers negative compression levels."], q)
+    assert got["answer_recall"] is None and got["evidence_recall"] is None
+    assert got["ie"] is None and got["context_tokens"] > 0
+    answered = EvalQuestion(id="a", question="?", answers=("1889",))
+    rows = [context_metrics([G1], answered), got]
+    assert aggregate(rows)["answer_recall"] == 1.0

@@ -68,13 +68,22 @@ def test_techdocs_splits_share_one_corpus_and_their_evidence_is_in_it() -> None:
     except InputError as e:
         pytest.skip(str(e))
     dev, test = load_dataset("techdocs"), load_dataset("techdocs-test")
-    assert len(dev) >= 60 and len(test) >= 30 and len(dev) + len(test) >= 80
+    assert len(dev) >= 120 and len(test) >= 60 and len(dev) + len(test) >= 200
     assert not {q.id for q in dev} & {q.id for q in test}
     assert dev.corpus == test.corpus and len(dev.corpus) >= 8
+    both = [*dev, *test]
+    unanswerable = [q for q in both if q.meta["kind"] == "unanswerable"]
+    in_parts = [q for q in both if q.meta.get("parts")]
+    assert len(unanswerable) >= 20 and len(in_parts) >= 60
     for ds, split in ((dev, "dev"), (test, "test")):
-        assert all(q.meta["split"] == split and q.answers and q.evidence for q in ds)
-        assert {q.evidence_level for q in ds} == {"sentence"}
+        assert all(q.meta["split"] == split for q in ds)
+        for q in ds:  # an unanswerable question has neither answers nor evidence
+            answerable = q.meta["kind"] != "unanswerable"
+            assert bool(q.answers) == bool(q.evidence) == answerable, q.id
+            assert q.evidence_level == ("sentence" if answerable else "none"), q.id
         _assert_evidence_in_documents(ds, sample=len(ds))
+    assert all(q.answers == () and not q.meta["source"] for q in unanswerable)
+    assert all(all(isinstance(p, list) and p for p in q.meta["parts"]) for q in in_parts)
     pdfs = [d for d in dev.corpus if d.id.endswith(".pdf")]
     assert pdfs and all("\f" in d.text for d in pdfs)
 

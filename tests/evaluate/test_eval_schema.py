@@ -211,3 +211,33 @@ def test_load_dataset_registry_errors(tmp_path: Path, monkeypatch: pytest.Monkey
     # a path to a generic questions file works as a dataset name
     path = _write(tmp_path / "mine.jsonl", [{"question": "?", "documents": [DOC]}])
     assert load_dataset(str(path)).name == "mine"
+
+
+def test_load_generic_accepts_an_unanswerable_question(tmp_path: Path) -> None:
+    """A question whose answer is in no document: no answers, no evidence; its ``meta`` (kind,
+    the parts of a question in parts) is kept for the scorer."""
+    data = tmp_path / "q.jsonl"
+    rows = [
+        {
+            "id": "u",
+            "question": "What is the default level?",
+            "answers": [],
+            "evidence": [],
+            "evidence_level": "sentence",
+            "meta": {"kind": "unanswerable", "source": []},
+        },
+        {
+            "id": "p",
+            "question": "Default and maximum?",
+            "answers": ["50 and 100"],
+            "evidence": ["The default is 50, and the maximum is 100."],
+            "meta": {"kind": "two-part", "parts": [["50"], ["100"]]},
+        },
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"id": "d", "text": "The default is 50."}) + "\n", "utf-8")
+    u, p = load_generic(data, corpus).questions
+    assert u.answers == () and u.evidence == () and u.evidence_level == "none"
+    assert u.meta["kind"] == "unanswerable"
+    assert p.meta["parts"] == [["50"], ["100"]] and p.answer_targets == ("50 and 100",)

@@ -14,10 +14,10 @@ from ragsieve.errors import ConfigError
 from ragsieve.evaluate.runner import (
     EvalConfig,
     markdown_table,
-    parse_methods,
     run_eval,
     select_dataset,
 )
+from ragsieve.methods import parse_methods
 
 DOCS = [
     {

@@ -58,7 +58,6 @@ def test_the_span_answers_where_it_exists_and_the_question_is_not_yes_no() -> No
     assert not span_answers("Did he announce it in 1822?", span)
     assert not span_answers(QUESTION, None)
     assert not span_answers(QUESTION, SourceSpan(" ", 0.9, "d", "d#s0", 31, 32, "Stone"))
-    assert not span_answers(QUESTION, span, point=0.5)  # a point above its score
 
 
 def test_choice_questions_and_their_two_options() -> None:

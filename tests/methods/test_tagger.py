@@ -100,12 +100,12 @@ def test_bad_tagger_options() -> None:
 
 
 def test_lead_option_adds_first_sentences_through_the_method(plain: Index) -> None:
-    """``tagger[lead=true]``: the context holds what ``tagger`` holds, plus the first sentence
-    of the passage whose kept sentence says "The probes ..." (``lead_added`` in the trace),
-    in source order."""
+    """``tagger`` (lead carrying on by default): the context holds what ``tagger[lead=false]``
+    holds, plus the first sentence of the passage whose kept sentence says "The probes ..."
+    (``lead_added`` in the trace), in source order."""
     q = "How far away is Voyager 1?"
-    base = get_method("tagger", plain).retrieve([q])[0]
-    lead = build_method("tagger[lead=true]", plain).retrieve([q])[0]
+    base = build_method("tagger[lead=false]", plain).retrieve([q])[0]
+    lead = get_method("tagger", plain).retrieve([q])[0]
     ids = [s.chunk.id for s in base.context.chunks]
     got = [s.chunk.id for s in lead.context.chunks]
     added = [i for i in got if i not in ids]

@@ -39,3 +39,15 @@ def test_ask_with_no_llm_answers_with_the_span(no_llm: Server, sample_index_dir:
     assert r.status_code == 200, r.text
     body = r.json()
     assert (body["answer"], body["span"], body["trace"]["answer"]) == ("", None, "none")
+
+
+def test_ask_abstains_where_the_documents_do_not_answer(no_llm: Server) -> None:
+    for q in ("?", "What is the boiling point of tungsten?"):
+        r = httpx.post(no_llm.url + "/ask", json={"question": q}, timeout=120)
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert (body["answer"], body["abstained"]) == (None, True), body["answer"]
+        assert body["trace"]["answer"] == "abstain" and body["trace"]["abstain"]
+    r = httpx.post(no_llm.url + "/ask", json={"question": QUESTION}, timeout=120)
+    body = r.json()
+    assert body["abstained"] is False and "1822" in body["answer"] and body["confidence"] > 0

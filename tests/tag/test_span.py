@@ -23,6 +23,8 @@ from ragsieve.tag.span import (
     SpanTagged,
     best_spans,
     char_span,
+    clauses,
+    own_clause,
     piece_offsets,
     snap_span,
 )
@@ -213,3 +215,20 @@ def test_prune_snaps_the_span_it_returns(folders: tuple[Path, Path]) -> None:
     a, b = snap_span(sentence, plain.span.start, plain.span.end)
     assert (snapped.span.start, snapped.span.end) == (a, b)
     assert snapped.span.text == sentence[a:b] and snapped.span.score == plain.span.score
+
+
+def test_the_clause_that_names_what_is_asked() -> None:
+    s = "Voyager 2 was launched first, on 20 August 1977; Voyager 1 followed on 5 September 1977."
+    at = s.index("20 August")
+    assert clauses(s) == [(0, s.index(";")), (s.index("Voyager 1"), len(s))]
+    # The span sits beside Voyager 2; the question asks about Voyager 1: the second clause.
+    assert own_clause("When was Voyager 1 launched?", s, at, at + 14) == clauses(s)[1]
+    # Asked about Voyager 2, the span's clause is right.
+    assert own_clause("When was Voyager 2 launched?", s, at, at + 14) is None
+    # A question with no qualified name, or a sentence of one clause, changes nothing.
+    assert own_clause("When was the probe launched?", s, at, at + 14) is None
+    one = "Voyager 2 was launched on 20 August 1977."
+    assert own_clause("When was Voyager 1 launched?", one, 26, 40) is None
+    # A clause that names neither leaves the span where it is.
+    two = "It was launched on 20 August 1977, and the crew cheered."
+    assert own_clause("When was Apollo 11 launched?", two, 19, 33) is None

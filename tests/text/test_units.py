@@ -8,6 +8,7 @@ import pytest
 from ragsieve.tag.model import OnnxTagger
 from ragsieve.tag.prune import prune
 from ragsieve.text import has_words, sentence_texts
+from ragsieve.text.units import is_navigation
 
 JUNK = [
     "9",
@@ -90,3 +91,24 @@ def test_the_pruner_never_keeps_a_unit_without_words(tagger: OnnxTagger) -> None
     # min_keep takes a unit with words even when nothing reaches the threshold
     only = prune(tagger, question, [("bzip2 manual", ["9", "Speed is halved.", "|"])], 0.99)
     assert [k.text for k in only.kept] == ["Speed is halved."]
+
+
+def test_navigation_lines_and_lone_headings_are_not_evidence() -> None:
+    for t in (
+        "Next: The Format String, Up: Invoking time   [Contents][Index]",
+        "Previous: Setting Format, Up: Resource Accounting",
+        "[ Contents ]",
+        "Next: Measuring Program Resource Use \\[Contents\\]\\[Index\\]",
+        "OPTIONS",
+        "SEE ALSO",
+        "EXIT STATUS:",
+    ):
+        assert is_navigation(t) and not has_words(t), t
+    for t in (
+        "-k --keep",
+        "Keep (don't delete) input files during compression.",
+        "The NEXT: field holds the next record.",
+        "Up: one label alone is a word, not navigation.",
+        "BSD licence applies.",
+    ):
+        assert not is_navigation(t) and has_words(t), t

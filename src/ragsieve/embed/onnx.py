@@ -28,7 +28,7 @@ def cpu_session(model: Path | bytes, threads: int | None, what: str) -> Any:
     opts.log_severity_level = 3
     # Idle intra-op threads sleep instead of spinning: on a machine shared with other work
     # (2 cores, load 9-15) spinning threads starve the busy ones, and CARROT's many small runs
-    # took 7.4-12.6 s a question with spinning against 3.0-4.5 s without (issue 34).
+    # took more than twice as long (docs/speed.md, "Settings and their reasons").
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     source = model if isinstance(model, bytes) else str(model)
     try:
@@ -72,9 +72,9 @@ def run_each(
 
     The int8 models read one input a run (their activation scales span the batch), and one
     small input cannot keep the intra-op threads busy: between its matrix products a run is
-    in short serial steps. Two runs in flight overlap those steps: the tagger's two readings
-    of an IRCoT pool took 0.21-0.25 s against 0.29-0.30 s run one after the other (p50, 60
-    pools, 2 cores, identical outputs; issue 31 (f)). onnxruntime sessions accept concurrent
+    in short serial steps. Two runs in flight overlap those steps, with identical outputs and
+    less time for the tagger's two readings of a pool (docs/speed.md, "Settings and their
+    reasons"). onnxruntime sessions accept concurrent
     ``run`` calls and release the GIL while they compute."""
     if len(feeds) <= 1 or RUN_WORKERS <= 1:
         return [session.run(outputs, f) for f in feeds]

@@ -17,10 +17,12 @@ name               what it becomes
 ``quality``        L-Eval's QuALITY: 15 stories, 202 multiple-choice questions; no evidence
 ``msmarco``        6,980 MS MARCO dev-small queries; shared corpus = all their positive
                    passages; evidence = the query's positive passage; no answers
-``techdocs``       technical manuals (Debian packages' PDF and HTML docs) as one shared
-                   corpus, read by ragsieve's own readers; 67 dev questions written against
-                   pages and sections; evidence = gold sentences (``techdocs-test``: the 36
-                   test questions). Built by ``benchmarks/techdocs/fetch.py``, not shared/data
+``techdocs``       technical manuals (Debian packages' PDF, HTML and Markdown docs) as one
+                   shared corpus, read by ragsieve's own readers; 148 dev questions written
+                   against pages and sections; evidence = gold sentences; two-part, list and
+                   how-to questions carry ``meta.parts``, unanswerable ones no answers and no
+                   evidence (``techdocs-test``: the 80 test questions). Built by
+                   ``benchmarks/techdocs/fetch.py``, not shared/data
 =================  ========================================================================
 
 Datasets with one document per question (squad, qasper, quality) are the long-document setting
@@ -532,13 +534,13 @@ DATASETS: dict[str, DatasetSpec] = {
         DatasetSpec(
             "techdocs",
             (),
-            "Technical manuals (Debian PDF/HTML docs): dev split, sentence evidence",
+            "Technical manuals (Debian PDF/HTML/Markdown docs): dev split, sentence evidence",
             _techdocs("dev"),
         ),
         DatasetSpec(
             "techdocs-test",
             (),
-            "Technical manuals (Debian PDF/HTML docs): test split, sentence evidence",
+            "Technical manuals (Debian PDF/HTML/Markdown docs): test split, sentence evidence",
             _techdocs("test"),
         ),
     )

@@ -30,7 +30,6 @@ import json
 import os
 import re
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,8 @@ from ragsieve.llm.cost import (
     latency_summary,
     llm_cost,
 )
-from ragsieve.methods import MethodSpec, build_method, method_needs_sentences, parse_methods
+from ragsieve.methods import MethodSpec, build_method, method_needs_sentences
+from ragsieve.methods.answer_line import confidence
 from ragsieve.metrics import aggregate, answer_metrics, context_metrics, ranked_metrics
 from ragsieve.progress import Progress
 from ragsieve.types import Document
@@ -144,7 +144,7 @@ def eval_index(
         embedder=cfg.embedder, chunker=cfg.chunker, chunk_tokens=cfg.chunk_tokens, **extra
     )
     h.update(json.dumps(icfg.to_dict(), sort_keys=True).encode())
-    # The build that writes the vectors (int8 ONNX MiniLM since issue 19, or fp32 with
+    # The build that writes the vectors (int8 ONNX MiniLM by default, or fp32 with
     # RAGSIEVE_EXACT_EMBEDDER=1) and the linker's backend make a different index too.
     h.update(f"vectors={index_build(icfg.embedder)}".encode())
     if icfg.sentences:
@@ -241,7 +241,8 @@ def run_eval(
                         row.update(reply_em=reply.get("em"), reply_f1=reply.get("f1"))
                     row["prompt_tokens"] = ans.usage.prompt_tokens
                     row["completion_tokens"] = ans.usage.completion_tokens
-                    row["llm_calls"] = ans.trace.get("llm", {}).get("calls", 1)
+                    row["llm_calls"] = (ans.trace.get("llm") or {"calls": 0}).get("calls", 1)
+                    row.update(abstained=ans.abstained, confidence=ans.confidence)
                     row["cost"] = llm_cost(
                         ans.usage.prompt_tokens,
                         ans.usage.completion_tokens,
@@ -254,6 +255,7 @@ def run_eval(
                 if spans:
                     row.update(span_metrics(r.span.text if r.span is not None else "", q))
                     row["span_score"] = r.span.score if r.span is not None else None
+                    row["confidence"] = confidence(q.question, context)
                 row["selected"] = [s.chunk.id for s in context.chunks]
                 row["timings"] = t
                 timings.append(t)
@@ -413,7 +415,3 @@ def select_dataset(
     if pool:
         ds = ds.pooled()
     return ds
-
-
-def methods_from(specs: Sequence[str] | str) -> list[MethodSpec]:
-    return parse_methods(specs if isinstance(specs, str) else ",".join(specs))

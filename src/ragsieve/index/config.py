@@ -93,7 +93,7 @@ class IndexConfig:
     #: Pareto context vector: late (the other sentences' token outputs from one reading of the
     #: passage), exact (embed the rest of the passage apart, the paper's form: one embedding
     #: per sentence) or mean (of the other sentences' vectors: no extra embedding). Late is the
-    #: default since issue 19: the same recall as exact on development and held-out HotpotQA
+    #: default: the same recall as exact on development and held-out HotpotQA
     #: questions, where mean lost recall, for a third of exact's build time (BENCHMARKS.md,
     #: "Pareto context forms"; docs/sentence-retrieval.md).
     pareto_context: str = "late"

@@ -62,8 +62,8 @@ class AttnLinkerConfig:
     max_batch_cells: int = 8 * 256 * 256
     #: ``onnx``: the int8 ONNX MiniLM (the query path's model) with its six attention softmaxes
     #: exposed as outputs, no torch; ``torch``: the fp32 weights through transformers (the form
-    #: measured before issue 19). Top-3 links agree for 99.7% (BENCHMARKS.md, "Fast where
-    #: users wait"); onnx takes torch out of indexing, at about the same speed on 2 cores.
+    #: first measured). Top-3 links agree with it (docs/speed.md, "Settings and their
+    #: reasons"); onnx takes torch out of indexing, at about the same speed on 2 cores.
     backend: str = "onnx"
 
     def __post_init__(self) -> None:

@@ -341,7 +341,7 @@ class LlamaCppLLM:
     The model loads lazily on the first call, once, so constructing the object (e.g. while
     parsing a config) costs nothing. ``temperature=0`` means greedy decoding; for
     ``temperature>0`` the fixed ``seed`` keeps runs reproducible. ``loop_guard`` stops a reply
-    that loops and ``short_answer`` ends an answer at its first line (issue 44: a small model's
+    that loops and ``short_answer`` ends an answer at its first line (a small model's
     answer looped to the 256-token cap); both are on by default (see :meth:`generate`).
     """
 

@@ -24,11 +24,9 @@ from dataclasses import dataclass
 
 # Plain wording on purpose: the default local model (SmolLM2-135M) echoed or mangled longer
 # instructions ("A few words or one sentence: ..."). "In a few words, taken from the context"
-# replaced "Use the context passages to answer the question briefly" at stop 29: given the gold
-# paragraphs of AMOR's 94 non-yes/no HotpotQA questions, Qwen2.5 0.5B's token F1 rose from
-# 0.203 to 0.410 (+0.207 [+0.128, +0.293]) and its "I don't know" replies fell from 26 to 0;
-# SmolLM2's moved +0.013 [-0.014, +0.039] (benchmarks/bench_reader.py; chosen on 50 train
-# questions first).
+# replaced "Use the context passages to answer the question briefly": with it Qwen2.5 0.5B stopped
+# saying "I don't know" to answers it was given and its token F1 doubled (docs/llm.md,
+# benchmarks/bench_reader.py).
 ANSWER_SYSTEM = (
     "You are a helpful assistant. Answer the question in a few words, taken from the context "
     'passages. If the answer is not in the context, say "I don\'t know".'

@@ -20,13 +20,8 @@ from ragsieve.checks import invisible, invisible_note
 from ragsieve.defaults import DEFAULT_MAX_TOKENS
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.llm.budget import PromptBudget, llm_window
-from ragsieve.llm.cost import (
-    DEFAULT_PRICE_IN_PER_M,
-    DEFAULT_PRICE_OUT_PER_M,
-    answer_prices,
-    llm_cost,
-)
-from ragsieve.methods.answer_line import answer_line
+from ragsieve.llm.cost import answer_prices, llm_cost
+from ragsieve.methods.answer_line import abstain, answer_line, unanswerable, with_floor
 from ragsieve.progress import Progress, reported
 from ragsieve.rerank.base import Reranker, rerank
 from ragsieve.retrieve.base import DocFilter, Retriever
@@ -37,12 +32,6 @@ from ragsieve.types import Answer, Context, Scored, SourceSpan, Usage
 if TYPE_CHECKING:
     from ragsieve.index import Index
     from ragsieve.llm import LLM
-
-#: SAGE's example prices for its cost (Eq. 1), dollars per 1M tokens (Sec. II-B): what a remote
-#: LLM's answer is charged when no prices are given; a local model's is 0
-#: (:func:`ragsieve.llm.cost.answer_prices`).
-PRICE_IN_PER_M = DEFAULT_PRICE_IN_PER_M
-PRICE_OUT_PER_M = DEFAULT_PRICE_OUT_PER_M
 
 
 @dataclass
@@ -220,8 +209,11 @@ class Method:
         ):
             raise ConfigError(f"total budget must be a positive number of tokens: {total_budget!r}")
         name = label or self.name
+        why = unanswerable(r.question, r.context)
+        if why is not None:  # nothing to read: no LLM is asked
+            return abstain(span_answer(name, r, self.config_dict()), why)
         if llm is None:
-            return span_answer(name, r, self.config_dict())
+            return with_floor(span_answer(name, r, self.config_dict()))
         # Prices not given: 0 for a local model, SAGE's example prices for a remote one.
         price_in_per_m, price_out_per_m = answer_prices(llm, price_in_per_m, price_out_per_m)
         gen_kw: dict[str, Any] = {

@@ -73,8 +73,9 @@ class TaggerConfig:
     #: A tagger folder (``ragsieve train-tagger --out DIR``); None: the shipped model.
     model: str | None = None
     #: Lead carrying: a passage's first sentence kept where a kept sentence of it says "he" or
-    #: "the film" of the entity it names (:mod:`ragsieve.tag.prune`; docs/tagger.md).
-    lead: bool = False
+    #: "the film" of the entity it names (:mod:`ragsieve.tag.prune`). On by its dev rule
+    #: (docs/tagger.md, "Lead carrying on today's code").
+    lead: bool = True
     #: Link carrying: the best sentence of a passage that kept nothing but whose title a kept
     #: sentence names (the bridge entity's passage; :mod:`ragsieve.tag.prune`). On by its dev
     #: rule (docs/tagger.md, "Link carrying"): HotpotQA dev evidence 0.963x -> 1.04x naive's.

@@ -348,6 +348,18 @@ def ie(context_texts: Sequence[str], evidence: Iterable[str]) -> float | None:
     )
 
 
+def _question_answer_recall(texts: Sequence[str], question: EvalQuestion) -> float | None:
+    """:func:`answer_recall` of one question. A question asked in parts (two-part, list, how-to)
+    carries ``meta["parts"]``, one list of acceptable strings per part; its joined answer never
+    occurs verbatim, so the context holds its answer (1.0) only when it holds every part, else
+    0.0. Parts that are no span ("No") are left out; ``None`` when none is left."""
+    parts = question.meta.get("parts")
+    if not parts:
+        return answer_recall(texts, question.answer_targets)
+    found = [r for r in (answer_recall(texts, p) for p in parts) if r is not None]
+    return float(all(found)) if found else None
+
+
 def context_metrics(context_texts: Sequence[str], question: EvalQuestion) -> dict[str, Any]:
     """All context metrics of one question, with the normalisation done once.
 
@@ -357,7 +369,7 @@ def context_metrics(context_texts: Sequence[str], question: EvalQuestion) -> dic
     texts = list(context_texts)
     out: dict[str, Any] = {
         "context_tokens": context_tokens(texts),
-        "answer_recall": answer_recall(texts, question.answer_targets),
+        "answer_recall": _question_answer_recall(texts, question),
     }
     gold_tokens = _gold_tokens(question.evidence)
     if not gold_tokens:

@@ -30,12 +30,10 @@ from ragsieve.numeric import sigmoid as logistic
 
 MODEL_FILES = {"int8": "model.onnx", "fp32": "model_fp32.onnx"}
 DEFAULT_MAX_LENGTH = 128
-#: Pairs per model run. One (stop 40; 32 before): the int8 model quantises its activations per
-#: run, so in a padded batch a pair's logit moved with its batch-mates (mean 0.24, max 1.38 on
-#: 100 IRCoT pools; the top three of a pool kept their order in only 49 of 100). Alone, a pair's
-#: logit is a function of the pair, no farther from the fp32-activation model's (mean 0.241
-#: against 0.262; top-1 agreement 92 against 90 of 100), and with two runs in flight a pool of
-#: ten scores faster (p50 0.075-0.080 s against 0.092 s).
+#: Pairs per model run. One: the int8 model quantises its activations per run, so in a padded
+#: batch a pair's logit moved with its batch-mates and a pool's top three lost their order.
+#: Alone, a pair's logit is a function of the pair, no farther from the fp32-activation model's,
+#: and with two runs in flight a pool of ten scores faster (docs/reranker.md).
 DEFAULT_BATCH_SIZE = 1
 CONFIG_FILE = "reranker_config.json"
 

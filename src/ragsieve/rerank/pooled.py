@@ -3,7 +3,7 @@
 MiniLM embeds a text as the mean of its last hidden states over at most 256 positions
 ([CLS], 254 word pieces, [SEP]). CARROT's benefit embeds every distinct combination window:
 about 30 forward passes of 256 pieces a question, 85% of ``carrot``'s time on 2 cores
-(issue 34). Here a combination of two or more chunks is embedded from its parts instead: each
+(docs/carrot.md). Here a combination of two or more chunks is embedded from its parts instead: each
 distinct chunk is read once, alone, and the combination's vector is the mean of the first
 part's [CLS] state, the parts' word-piece states in order up to the same 254-piece window,
 and the [SEP] state of the last part that reaches into it. WordPiece splits at whitespace, so

@@ -198,7 +198,20 @@ AnswerSpan = create_model(
 class AskResponse(BaseModel):
     question: str
     method: str
-    answer: str
+    answer: str | None = Field(
+        description="The answer line (null: abstained, the indexed documents do not answer)."
+    )
+    abstained: bool = Field(
+        False,
+        description="True when the line abstained: under the confidence floor, a question with "
+        "no word to search for, or nothing found (``trace.abstain`` says why; the evidence and "
+        "any reply stay).",
+    )
+    confidence: float | None = Field(
+        None,
+        description="How sure the line is that the documents answer (span score, best keep "
+        "probability, the question's words in the context); null: the method gives no span.",
+    )
     context: list[ContextChunk]
     tokens: TokenCounts
     cost: float
@@ -214,7 +227,7 @@ class AskResponse(BaseModel):
         None,
         description="The LLM's reply (null: no LLM asked). ``answer`` is the answer line: the "
         "reply, or for the packaged local readers the answer span where it answers "
-        "(``trace.answer``: span or reply).",
+        "(``trace.answer``: span, choice, yes-no, reply or abstain).",
     )
     #: Only when the request set ``explain``.
     explain: ExplainResponse | None = None

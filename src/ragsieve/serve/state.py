@@ -118,7 +118,7 @@ class ServerState:
                 # The default method's own models (a reranker, the tagger) load here too,
                 # before the LLM: a method the index cannot serve must fail before llama.cpp
                 # starts its server threads (stopping them right after start can block in
-                # accept(): issue 32's `serve --config` hang).
+                # accept(), which hung `serve --config`).
                 self.method(None, self._index, endpoint=None)
                 load = getattr(llm, "load", None)
                 if callable(load):

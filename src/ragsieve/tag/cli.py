@@ -40,7 +40,7 @@ def train_tagger(
         typer.Option(
             help="What the passage head is distilled from: none (as the shipped model was "
             "trained: its passage head learns from the labels alone) or reranker (the shipped "
-            "cross-encoder, the recipe before issue 44)."
+            "cross-encoder, the earlier recipe)."
         ),
     ] = "none",
     as_json: Annotated[bool, typer.Option("--json", help="Print the training info.")] = False,

@@ -106,7 +106,7 @@ class Example:
     source: str
     split: str = "train"
     #: The answer text where a positive passage holds it ("" otherwise): the span head's target
-    #: (issue 44, item 6), found again in the window's word pieces at training time.
+    #: (:mod:`ragsieve.tag.span`), found again in the window's word pieces at training time.
     answer: str = ""
 
 

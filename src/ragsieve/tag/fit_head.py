@@ -13,7 +13,7 @@ This refit replaces the head with that logistic regression, the encoder untouche
   HotpotQA training question and ``--squad`` SQuAD train questions), each read as inference
   reads it (both hops); every first and second reading is a row, labelled 1 when the passage
   holds a gold sentence. Two passages of the next pool, read with the question, are off-topic
-  rows labelled 0: whole-passage rejection stays taught (issue 31, item 2).
+  rows labelled 0: whole-passage rejection stays taught.
 - **fit**: standardised logistic regression, its L2 strength by 5-fold log loss grouped by
   question; the standardisation is folded into the weights.
 - **operating point**: the sentence threshold is kept; ``passage_threshold`` is moved so the

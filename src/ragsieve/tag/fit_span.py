@@ -1,4 +1,4 @@
-"""Fit the tagger's span head on frozen features, on the CPU, in minutes (issue 44, item 6).
+"""Fit the tagger's span head on frozen features, on the CPU, in minutes.
 
     python -m ragsieve.tag.fit_span --model DIR [--examples FILE] [--head auto|linear|mlp]
     python -m ragsieve.tag.fit_span --model DIR --measure test

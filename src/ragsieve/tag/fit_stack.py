@@ -6,10 +6,11 @@ Reads the dev pools (:mod:`ragsieve.tag.pools`: the 95 HotpotQA train questions 
 training, weighted x3, and ``--squad`` SQuAD-train dev-article questions), tags each with the
 model (both hops), and fits :class:`~ragsieve.tag.stack.Stacker` on their sentence gold. The
 threshold is chosen on 5-fold out-of-fold predictions by the rule the raw threshold was chosen
-by (issue 31, item 5): the fewest mean tokens, with the budget as a ceiling, whose answer recall
-on every dev set stays at naive's within ``--tolerance`` (one dev question in 100). A second,
-open point (no budget) is chosen by the same rule against naive's whole pool, or the best the
-curve reaches where that is out of reach (:func:`open_reference`). The final
+by (:func:`ragsieve.tag.pools.choose_point`): the fewest mean tokens, with the budget as a
+ceiling, whose answer recall on every dev set stays at naive's within ``--tolerance`` (one dev
+question in 100). A second, open point (no budget) is chosen by the same rule against naive's
+whole pool, or the best the curve reaches where that is out of reach (:func:`open_reference`).
+The final
 weights are fitted on all of dev and written to ``DIR/stack.json`` with the whole
 cross-validated curve. No test question is read. About 8 minutes on 2 cores.
 """
@@ -107,7 +108,7 @@ def open_reference(
     """The answer recall the open point must stay at, per set: naive's, or where no point of
     the curve reaches it, the best the curve reaches. A dev pool holds its answer by
     construction, so naive over the whole pool scores 1.0; on HotpotQA no threshold gets there
-    (0.889 at every point up to 0.0125, stop 37), and the rule would fall back to the lowest
+    (docs/tagger.md), and the rule would fall back to the lowest
     threshold of the grid whatever it costs."""
     return {
         n: min(base[n]["answer_recall"], max(m["answer_recall"] for m in points[n].values()))

@@ -3,12 +3,12 @@
 The passage head is one linear layer over the mean-pooled last hidden state (384 numbers). Its
 weights were learned with a distillation term towards the cross-encoder, which cannot tell a
 HotpotQA distractor from evidence, and a logistic regression on the head's own input separates
-them far better (issue 31, stop 41: dev AUC 0.678 -> 0.822 on the bridge hop's readings). So
+them far better (docs/tagger.md: dev AUC on the bridge hop's readings). So
 the head can be read (:func:`with_pooled_output`) and replaced (:func:`replace_passage_head`)
 without touching the encoder: a refit on the CPU in minutes (``ragsieve.tag.fit_head``).
 
-The span head (issue 44, item 6) reads the token head's input, the last hidden state per word
-piece: :func:`with_hidden_output` exposes it for a fit on frozen features
+The span head (:mod:`ragsieve.tag.span`) reads the token head's input, the last hidden state
+per word piece: :func:`with_hidden_output` exposes it for a fit on frozen features
 (``ragsieve.tag.fit_span``) and :func:`add_span_head` writes ``span_logits`` (start and end
 logits per word piece) beside the other outputs, which stay bit-identical.
 """

@@ -1,4 +1,4 @@
-"""Layout lines as training negatives (issue 44, item 3): what a PDF or HTML page yields beside
+"""Layout lines as training negatives: what a PDF or HTML page yields beside
 its prose (page numbers, running heads, rules, lone fences, bare headings), inserted at label 0
 into a share of the tagger's training passages so that it learns they are never evidence.
 """
@@ -14,7 +14,7 @@ _JUNK_WORDS = ("Contents", "Table of Contents", "Miscellaneous", "Notes", "See a
 
 
 def junk_unit(title: str, rng: random.Random) -> str:
-    """One line of layout that a PDF or HTML page yields beside its prose (issue 44, item 3):
+    """One line of layout that a PDF or HTML page yields beside its prose:
     a page number, a rule or pipe, a lone code fence, a running head with its page, a chapter
     line, a bare heading word. Never evidence, whatever the question."""
     page = rng.randint(1, 400)

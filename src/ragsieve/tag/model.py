@@ -63,10 +63,9 @@ def is_heading(sentence: str) -> bool:
 
 #: Windows per model run. One: the int8 model is dynamically quantised (activation scales
 #: from the whole batch, padding included), so in a batch a passage's tags depended on the
-#: other passages of its pool (up to 0.35 in probability; against the fp32 model, batches of
-#: 16 and of 1 err alike, mean 0.017 and 0.015). One window per run makes a passage's tags a
-#: function of the question and the passage, and reads no padding: 36% less time per hop on
-#: 2 cores (10 IRCoT paragraphs, 35% of a batch's positions were padding). Issue 34.
+#: other passages of its pool. One window per run makes a passage's tags a function of the
+#: question and the passage, and reads no padding, which takes less time per hop
+#: (docs/speed.md, "Settings and their reasons").
 DEFAULT_BATCH_SIZE = 1
 
 
@@ -177,7 +176,7 @@ class OnnxTagger:
         Markdown headings (``## Decipherment``) are structure, not evidence, and no training
         passage has them: they are left out of the model's input and get probability 0 (read
         with one, the sample corpus's answer sentence fell from 0.54 to 0.25). A sentence
-        without words is read but gets probability 0 (issue 44, item 3)."""
+        without words is read but gets probability 0 (layout, :func:`ragsieve.text.has_words`)."""
         if not passages:
             return []
         self._load()

@@ -21,7 +21,7 @@ from ragsieve.training.minilm import MINILM_L6, export_minilm, mean_pool
 
 def build_net(base: Path | None = None) -> Any:
     """MiniLM + token head + passage head + span head; ``forward`` returns (token logits,
-    passage logit, span logits: start and end per word piece, issue 44 item 6).
+    passage logit, span logits: start and end per word piece).
     ``base``: a folder to load the bi-encoder weights from; None: MiniLM-L6's architecture
     with untrained weights (to be filled by :func:`onnx_state_dict`)."""
     import torch

@@ -203,7 +203,7 @@ def choose_point(
     naive_recall: dict[str, float],
     tolerance: float = TOLERANCE,
 ) -> str:
-    """The operating-point rule (issue 31, item 5): of the points (per set: key -> metrics),
+    """The operating-point rule: of the points (per set: key -> metrics),
     the one with the fewest mean tokens whose answer recall on every set stays at naive's
     within ``tolerance``; if none does, the best mean answer recall. Returns the key."""
     keys = list(next(iter(points.values())))

@@ -12,8 +12,8 @@ sentence keeps the better of its two probabilities. At least ``min_keep`` senten
 (the most probable ones, whatever their passage), so that a question never gets an empty
 context.
 
-Where the model folder has a stacker (:mod:`ragsieve.tag.stack`, the default since issue 31's
-second round), the keep decision is the stacker's probability instead of the raw one: it
+Where the model folder has a stacker (:mod:`ragsieve.tag.stack`, the shipped model has
+one), the keep decision is the stacker's probability instead of the raw one: it
 weighs the two readings (the raw rule's hop) with the passage head and the pool, and
 ``threshold`` applies to its probability (the passage threshold then defaults to the stacker's
 floor, below the raw rule's: the stacker has already weighed the passage). ``open_point`` takes
@@ -23,12 +23,12 @@ the stacker's open point (chosen on dev with no budget, for recall) instead of i
 A sentence without words (a bare page number, a table rule, a pipe, a code fence alone:
 :func:`ragsieve.text.has_words`) is layout, never evidence: the tagger's every reading gives it
 probability 0 (:meth:`ragsieve.tag.model.OnnxTagger.tag`, so that the stacker's fit sees it
-too), and ``min_keep`` never picks it (issue 44, item 3).
+too), and ``min_keep`` never picks it.
 
 Where the tagger has a span head (:mod:`ragsieve.tag.span`), :attr:`Pruned.span` is the answer
-span of a kept sentence (:func:`best_span`, issue 44, item 6).
+span of a kept sentence (:func:`best_span`).
 
-``lead`` (lead carrying, issue 44 item 2): a kept sentence that opens with a pronoun or "The
+``lead`` (lead carrying): a kept sentence that opens with a pronoun or "The
 <noun>" says "he" or "the film" of an entity its passage's first sentence names; where neither
 that first sentence nor the one before the kept sentence is kept, the first is kept too, at its
 own probability (so a budget drops it first). On dev it raised evidence recall from 0.963x to
@@ -50,7 +50,7 @@ import numpy as np
 
 from ragsieve.errors import ConfigError
 from ragsieve.tag.model import Passage, Tagged
-from ragsieve.tag.span import AnswerSpan, SpanTagged, snap_span
+from ragsieve.tag.span import AnswerSpan, SpanTagged, own_clause, snap_span
 from ragsieve.tag.stack import Stacker
 from ragsieve.text import has_words
 
@@ -298,6 +298,8 @@ def prune(
     span = best_span(
         tagger, passages, first, kept, span_power, span_snap, span_link, {p for p, _ in links}
     )
+    if span is not None:
+        span = neighbour_checked(tagger, question, passages, span, span_snap)
     return Pruned(tagged, kept, th, trace, pth, span)
 
 
@@ -387,6 +389,32 @@ def _linker_weights(
         if ws:
             out[p] = max(ws)
     return out
+
+
+def neighbour_checked(
+    tagger: Tagger, question: str, passages: Sequence[Passage], span: AnswerSpan, snap: bool
+) -> AnswerSpan:
+    """``span``, or where it sits in a clause about the neighbour of what the question asks
+    (:func:`~ragsieve.tag.span.own_clause`), the span the tagger finds reading the right clause
+    alone with the question (its characters in the same sentence)."""
+    title, sents = passages[span.passage]
+    sentence = str(sents[span.sentence])
+    clause = own_clause(question, sentence, span.start, span.end)
+    chars = getattr(tagger, "span_chars", None)
+    if clause is None or chars is None:
+        return span
+    a, b = clause
+    part = sentence[a:b]
+    read = tagger.tag(question, [(title, [part])])
+    sp = read[0].spans[0] if read and isinstance(read[0], SpanTagged) and read[0].spans else None
+    if sp is None:
+        return span
+    start, end = chars(part, sp)
+    if snap:
+        start, end = snap_span(part, start, end)
+    if end <= start:
+        return span
+    return AnswerSpan(part[start:end], span.passage, span.sentence, a + start, a + end, sp.score)
 
 
 def best_span(

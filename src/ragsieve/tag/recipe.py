@@ -11,11 +11,11 @@ Loss, per window (:func:`batch_loss`): binary cross-entropy on every labelled se
 positive passage whose gold is the paragraph (sentence labels unknown), a multiple-instance
 term asks that its best sentence be kept; binary cross-entropy of the passage head on the
 passage label; and, where the window holds the answer text inside a gold sentence, the span
-head's start and end cross-entropy (SQuAD's extractive reader on the same encoder: issue 44,
-item 6). A share of the passages also gets layout lines (page numbers, running heads, rules)
-labelled 0 (:func:`~ragsieve.tag.junk.add_junk`). (Provence labels tokens with an LLM's
-sentence choices; ours come from the datasets' own gold, so the loss is on pooled sentence
-logits, which is what inference thresholds.) :func:`mix` is what one pass reads;
+head's start and end cross-entropy (SQuAD's extractive reader on the same encoder). A share
+of the passages also gets layout lines (page numbers, running heads, rules) labelled 0
+(:func:`~ragsieve.tag.junk.add_junk`). (Provence labels tokens with an LLM's sentence choices;
+ours come from the datasets' own gold, so the loss is on pooled sentence logits, which is what
+inference thresholds.) :func:`mix` is what one pass reads;
 :func:`train_net` runs the passes through the training harness's
 :class:`~ragsieve.training.Loop`. The steps of a run (data, fit, export) are
 :mod:`ragsieve.tag.train`.
@@ -46,9 +46,6 @@ from ragsieve.tag.span import SPAN_HEAD
 from ragsieve.training import Loop, RunOptions, adamw_warmup, begin
 from ragsieve.training.minilm import base_model_path
 
-#: The reranker's training froze its word embeddings and this many lowest layers.
-RERANKER_FROZEN = 2
-
 
 @dataclass
 class TaggerTrainConfig:
@@ -63,10 +60,10 @@ class TaggerTrainConfig:
     warmup: float = 0.06
     weight_decay: float = 0.01
     #: Two passes: on the dev split's stacked curve they beat one pass at every token count
-    #: (BENCHMARKS.md, issue 31 round 3; the same batch order both passes).
+    #: (docs/tagger.md; the same batch order both passes).
     epochs: int = 2
     #: HotpotQA sentence-gold examples are few and closest to multi-hop use: seen this often
-    #: (5: the shipped model, adopted over 3 by reader F1 on dev, docs/tagger.md, issue 44).
+    #: (5: the shipped model, adopted over 3 by reader F1 on dev, docs/tagger.md).
     hotpot_repeat: int = 5
     mil_weight: float = 0.5
     passage_weight: float = 0.5
@@ -74,7 +71,7 @@ class TaggerTrainConfig:
     #: rest): the same passage answers different questions with different sentences.
     listwise_weight: float = 0.5
     #: The passage head regresses the teacher's logit (mean squared error, OpenProvence's
-    #: 0.05 x rerank-score MSE); ``teacher``: ``none`` (the shipped model since issue 44: two
+    #: 0.05 x rerank-score MSE); ``teacher``: ``none`` (the shipped model's recipe: two
     #: retrainings without it kept fewer tokens at more dev answers) or ``reranker`` (the
     #: shipped cross-encoder, Provence's distillation; the recipe before).
     distill_weight: float = 0.05
@@ -85,9 +82,9 @@ class TaggerTrainConfig:
     #: Share of passages cut to windows of 1-10 sentences (``tag.data.vary_lengths``).
     vary_rate: float = 0.4
     #: Share of sentence-labelled passages given one or two layout lines labelled 0
-    #: (``tag.junk.add_junk``; issue 44 item 3). 0 restores the recipe before it.
+    #: (``tag.junk.add_junk``), so that layout is never evidence. 0 trains without them.
     junk_rate: float = 0.05
-    #: Weight of the span head's start/end cross-entropy (issue 44 item 6; the other auxiliary
+    #: Weight of the span head's start/end cross-entropy (as the other auxiliary
     #: terms' 0.5). 0 trains no span target (the head stays at its initial weights).
     span_weight: float = 0.5
     freeze_embeddings: bool = True

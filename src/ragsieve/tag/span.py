@@ -1,4 +1,4 @@
-"""The answer span: the tagger's extractive answer inside a kept sentence (issue 44, item 6).
+"""The answer span: the tagger's extractive answer inside a kept sentence.
 
 A tagger folder whose ONNX graph has a ``span_logits`` output (``[batch, word pieces, 2]``:
 start and end logits per word piece) can point at the answer inside the sentences it keeps, as
@@ -9,6 +9,7 @@ that a user can check it against the source.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +21,10 @@ from ragsieve.tag.verdict import Tagged
 MAX_SPAN_PIECES = 30
 #: Name of the ONNX output that holds the span head's start and end logits.
 SPAN_OUTPUT = "span_logits"
-#: The span head's name: the network's module (``span_head.weight``, absent from weights trained
-#: before issue 44) and the prefix of a head added to a trained graph (``span_head.0.weight``,
-#: its nodes too), so that a refit drops the old one and ``onnx_state_dict`` reads it back.
+#: The span head's name: the network's module (``span_head.weight``, absent from weights
+#: trained before the span head existed) and the prefix of a head added to a trained graph
+#: (``span_head.0.weight``, its nodes too), so that a refit drops the old one and
+#: ``onnx_state_dict`` reads it back.
 SPAN_HEAD = "span_head."
 
 
@@ -168,3 +170,43 @@ class SpanTagged(Tagged):
     away)."""
 
     spans: tuple[SentenceSpan | None, ...] = ()
+
+
+#: A thing named with a qualifier: "Voyager 1", "Apollo 11", "Henry VIII", "Type B".
+_QUALIFIED = re.compile(r"\b([A-Z][\w-]+)\s+(\d+|[IVX]+\b|[A-Z]\b)")
+#: Where a sentence's clauses part: a semicolon, or a comma before a conjunction.
+_CLAUSE_END = re.compile(r";\s*|,\s+(?=(?:and|but|while|whereas|whilst)\b)")
+
+
+def clauses(sentence: str) -> list[tuple[int, int]]:
+    """``(start, end)`` characters of each clause of ``sentence`` (:data:`_CLAUSE_END`)."""
+    out, at = [], 0
+    for m in _CLAUSE_END.finditer(sentence):
+        out.append((at, m.start()))
+        at = m.end()
+    out.append((at, len(sentence)))
+    return [(a, b) for a, b in out if sentence[a:b].strip()]
+
+
+def own_clause(question: str, sentence: str, start: int, end: int) -> tuple[int, int] | None:
+    """The clause of ``sentence`` that names what ``question`` asks about, where the span
+    ``start``-``end`` sits in a clause that names its neighbour instead: for "When was Voyager 1
+    launched?", the span "20 August 1977" in "Voyager 2 was launched first, on 20 August 1977;
+    Voyager 1 followed on 5 September 1977" sits beside "Voyager 2", and the clause to answer
+    from is the one naming "Voyager 1". None when the span's clause is right (or no clause
+    is)."""
+    asked = {(m.group(1), m.group(2)) for m in _QUALIFIED.finditer(question)}
+    if not asked:
+        return None
+    parts = clauses(sentence)
+    here = next(((a, b) for a, b in parts if a <= start < b), None)
+    if here is None or len(parts) < 2:
+        return None
+
+    def names(a: int, b: int) -> set[tuple[str, str]]:
+        return {(m.group(1), m.group(2)) for m in _QUALIFIED.finditer(sentence[a:b])}
+
+    mine = names(*here)
+    if mine & asked or not any(n for n, _ in mine if n in {x for x, _ in asked}):
+        return None
+    return next(((a, b) for a, b in parts if (a, b) != here and names(a, b) & asked), None)

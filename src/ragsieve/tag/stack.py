@@ -123,9 +123,9 @@ class Stacker:
     #: The open operating point, for a context no budget caps (None: ``threshold``). Chosen
     #: on dev by the same rule against naive's whole pool: with a ceiling, naive itself is cut
     #: to the budget and a tighter point matches it; without one, naive sends every passage and
-    #: matching its answer recall takes more sentences (issue 31 (c)). Opt-in: on dev with no
-    #: budget its longer contexts cost the local SmolLM2 reader 0.052 F1 (qwen-0.5b: within
-    #: noise), and on the sample corpus they turned its right answer wrong (docs/tagger.md).
+    #: matching its answer recall takes more sentences. Opt-in: on dev with no budget its
+    #: longer contexts cost the local SmolLM2 reader F1 (qwen-0.5b: within noise), and on the
+    #: sample corpus they turned its right answer wrong (docs/tagger.md, BENCHMARKS.md).
     open_threshold: float | None = None
 
     def threshold_for(self, open_point: bool) -> float:
