@@ -14,6 +14,7 @@ Prints the per-case table and the totals (Markdown).
 
     PYTHONPATH=src python benchmarks/bad_input_sweep.py            # ~20 min on 2 cores
     PYTHONPATH=src python benchmarks/bad_input_sweep.py --issue32  # issue 32's 181 cases
+    PYTHONPATH=src python benchmarks/bad_input_sweep.py --issue58  # documents are data
 """
 
 from __future__ import annotations
@@ -771,12 +772,22 @@ def issue45_cases() -> list[Case]:
     return [*sweep_rm.cases(), *sweep_readers.cases(), *sweep_api.cases(), *sweep_serve.cases()]
 
 
+def issue58_cases() -> list[Case]:
+    """Issue 58's families (documents are data): links out of the folder, control tokens in
+    documents and questions, silent reads (``sweep_documents.py``)."""
+    sys.modules.setdefault("bad_input_sweep", sys.modules[__name__])
+    import sweep_documents
+
+    return sweep_documents.cases()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", default="", help="Run only cases whose area or name has this.")
     ap.add_argument("--json", type=Path, default=None, help="Also write the rows here.")
     ap.add_argument("--issue32", action="store_true", help="Only issue 32's cases (181).")
     ap.add_argument("--issue45", action="store_true", help="Only issue 45's cases.")
+    ap.add_argument("--issue58", action="store_true", help="Only issue 58's cases.")
     ap.add_argument("--start", type=int, default=1, help="Resume at case number N.")
     args = ap.parse_args()
     # shutil.rmtree recurses once per folder level (Python 3.11): the 1,500-deep cases need room.
@@ -793,10 +804,12 @@ def main() -> None:
         )
         if code != 0:
             sys.exit(f"could not build the base index: {err}")
+        only = args.issue32 or args.issue45 or args.issue58
         every = (
-            ([] if args.issue32 or args.issue45 else cases(llm))
-            + ([] if args.issue45 else issue32_cases())
-            + ([] if args.issue32 else issue45_cases())
+            ([] if only else cases(llm))
+            + (issue32_cases() if args.issue32 or not only else [])
+            + (issue45_cases() if args.issue45 or not only else [])
+            + (issue58_cases() if args.issue58 or not only else [])
         )
         all_cases = [c for c in every if args.only in c.area or args.only in c.name]
         rows = []

@@ -58,12 +58,13 @@ def _write_files(tmp: Path, files: dict[str, str]) -> None:
         p.write_text(text)
 
 
-def _index_docs(tmp: Path, folder: str = "docs", index: str = "i2") -> None:
-    """Index ``{tmp}/FOLDER`` into ``{tmp}/INDEX`` in this process (fast after the first)."""
+def _index_docs(tmp: Path, folder: str = "docs", index: str = "i2", follow: bool = False) -> None:
+    """Index ``{tmp}/FOLDER`` into ``{tmp}/INDEX`` in this process (fast after the first);
+    ``follow``: symlinks out of the folder too."""
     from ragsieve.index import Index, IndexConfig
 
     idx = Index.open_or_create(tmp / index, IndexConfig(embedder="minilm-onnx"))
-    idx.add_paths([tmp / folder])
+    idx.add_paths([tmp / folder], follow_symlinks=follow)
 
 
 def _built(
@@ -71,6 +72,7 @@ def _built(
     links: dict[str, str] | None = None,
     then: Iterable[Callable[[Path], object]] = (),
     index: bool = True,
+    follow: bool = False,
 ) -> Setup:
     """{tmp}/docs holding ``files`` (FILES by default) and ``links`` (link -> target, both
     relative to {tmp}), indexed into {tmp}/i2; then each of ``then`` runs on {tmp}."""
@@ -81,7 +83,7 @@ def _built(
             (tmp / link).parent.mkdir(parents=True, exist_ok=True)
             (tmp / link).symlink_to(tmp / target)
         if index:
-            _index_docs(tmp)
+            _index_docs(tmp, follow=follow)
         for step in then:
             step(tmp)
 
@@ -289,11 +291,14 @@ def _sync_cases() -> list[Case]:
             (tmp / rel).write_text(text)
 
     def with_outside(links: dict[str, str], then: list[Callable[[Path], object]]) -> Setup:
+        """Links out of the folder, followed (``--follow-symlinks``) when indexed and synced."""
         def f(tmp: Path, idx: Path) -> None:
             outside(tmp)
-            _built(small, links, then)(tmp, idx)
+            _built(small, links, then, follow=True)(tmp, idx)
 
         return f
+
+    follow = [*reindex, "--follow-symlinks"]
 
     base = {"docs/a.md", "docs/sub/b.md"}
     add("a deleted file leaves", _built(small, then=[_unlink("docs/a.md")]), {"docs/sub/b.md"})
@@ -307,25 +312,28 @@ def _sync_cases() -> list[Case]:
         base)
     add("deleted symlink drops its target",
         with_outside({"docs/link.md": "elsewhere/t.md"}, [_unlink("docs/link.md")]), base,
-        out_has="removed 1 document whose file has left")
+        args=follow, out_has="removed 1 document whose file has left")
     add("symlink kept keeps its target", with_outside({"docs/link.md": "elsewhere/t.md"}, []),
-        base | {"elsewhere/t.md"})
+        base | {"elsewhere/t.md"}, args=follow)
     add("dangling symlink keeps its document",
         with_outside({"docs/link.md": "elsewhere/t.md"}, [_unlink("elsewhere/t.md")]),
-        base | {"elsewhere/t.md"})
+        base | {"elsewhere/t.md"}, args=follow)
     add("retargeted symlink", with_outside({"docs/link.md": "elsewhere/t.md"},
-        [_relink("docs/link.md", "elsewhere/u.md")]), base | {"elsewhere/u.md"})
+        [_relink("docs/link.md", "elsewhere/u.md")]), base | {"elsewhere/u.md"}, args=follow)
     add("two links to one file, one deleted", with_outside(
         {"docs/l1.md": "elsewhere/t.md", "docs/l2.md": "elsewhere/t.md"}, [_unlink("docs/l1.md")]),
-        base | {"elsewhere/t.md"})
+        base | {"elsewhere/t.md"}, args=follow)
     add("symlink to a file in the folder: one document",
         _built(small, {"docs/alias.md": "docs/a.md"}, index=False), base)
     add("deleted symlink with --keep-missing",
         with_outside({"docs/link.md": "elsewhere/t.md"}, [_unlink("docs/link.md")]),
-        base | {"elsewhere/t.md"}, args=[*reindex, "--keep-missing"])
+        base | {"elsewhere/t.md"}, args=[*follow, "--keep-missing"])
     add("folder given through a symlinked path",
         _built(small, {"via": "docs"}, [_unlink("docs/a.md")]), {"docs/sub/b.md"},
         args=["index", "{tmp}/via", *I2])
+    add("a link out, not followed: its document leaves with a warning",
+        with_outside({"docs/link.md": "elsewhere/t.md"}, []), base,
+        out_has="removed 1 document read through a symlink out of")
     add("folder given with dot-dot", _built(small, then=[_unlink("docs/a.md")]), {"docs/sub/b.md"},
         args=["index", "{tmp}/docs/sub/..", *I2])
     add("only the folder given is synced", _built(small, then=[_unlink("docs/a.md"),

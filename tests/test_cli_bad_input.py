@@ -119,3 +119,12 @@ def test_a_run_on_line_is_split_linearly_into_chunk_sized_pieces(tmp_path: Path)
     assert max(c.n_tokens for c in chunks) <= 200
     text = f.read_text()
     assert "".join(c.text for c in chunks).replace(" ", "") == text.replace(" ", "")
+
+
+@pytest.mark.parametrize("command", ["search", "ask", "explain"])
+@pytest.mark.parametrize("text", ["\u200b\u200b", "\ufeff\u2060 \u00a0", "\u200d\u2029"])
+def test_an_invisible_query_is_refused_like_a_blank_one(
+    command: str, text: str, sample_index_dir: Path
+) -> None:
+    p = run(command, text, "--index", str(sample_index_dir))
+    assert_one_line_error(p, 2, "is empty (only invisible characters: U+")

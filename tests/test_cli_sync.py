@@ -78,8 +78,11 @@ def _corpus(root: Path, *rels: str) -> dict[str, str]:
     return ids
 
 
-def _index(folder: Path, idx: Path, *cmd: str) -> subprocess.CompletedProcess[str]:
-    p = run(*cmd, "index", str(folder), "--index", str(idx), "--embedder", "minilm-onnx")
+def _index(
+    folder: Path, idx: Path, *cmd: str, follow: bool = False
+) -> subprocess.CompletedProcess[str]:
+    extra = ["--follow-symlinks"] if follow else []
+    p = run(*cmd, "index", str(folder), "--index", str(idx), "--embedder", "minilm-onnx", *extra)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     return p
 
@@ -118,7 +121,9 @@ def test_rm_of_many_names_the_first_and_counts_the_rest(tmp_path: Path) -> None:
     assert p.stdout.strip() == f"removed 13 documents: {first} and 3 more (--json lists them all)"
 
 
-def test_a_folder_sync_follows_its_symlinks_and_survives_loops(tmp_path: Path) -> None:
+def test_a_folder_sync_follows_its_symlinks_when_asked_and_survives_loops(
+    tmp_path: Path,
+) -> None:
     docs, outside = tmp_path / "docs", tmp_path / "outside"
     ids = _corpus(docs, "a.md", "b.md")
     target = _corpus(outside, "t.md", "u.md")
@@ -129,17 +134,75 @@ def test_a_folder_sync_follows_its_symlinks_and_survives_loops(tmp_path: Path) -
     (docs / "loopA").symlink_to(docs / "loopB")
     (docs / "loopB").symlink_to(docs / "loopA")
     idx = tmp_path / "ix"
-    p = _index(docs, idx)
-    assert "skipped" in p.stderr and "loop.md" in p.stderr
+    p = _index(docs, idx, follow=True)
+    assert "skipped" in p.stderr and "loop.md: a symlink loop: not read" in p.stderr
+    assert "loopA: a symlink loop" in p.stderr  # the true reason, not "unsupported file type"
     assert _ids(idx) == {*ids.values(), *target.values()}
 
     (outside / "u.md").unlink()  # the link dangles: skipped with a warning, its document kept
     (docs / "link.md").unlink()  # the link left the folder: its target's document leaves too
-    p = _index(docs, idx)
-    assert "warning: skipped" in p.stderr and "dangling.md" in p.stderr
+    p = run(
+        "index", str(docs), "--index", str(idx), "--embedder", "minilm-onnx", "--follow-symlinks"
+    )
+    assert p.returncode == 0, p.stderr
+    assert "warning: skipped" in p.stderr and "dangling.md: a dangling symlink" in p.stderr
     assert f"removed 1 document whose file has left {docs}" in p.stdout, p.stdout
     assert p.stdout.strip().endswith(target["t.md"])
     assert _ids(idx) == {*ids.values(), target["u.md"]}
+
+
+def test_links_out_of_the_folder_are_not_followed(tmp_path: Path) -> None:
+    """An /etc-like file, a sibling folder, a chain of links, a folder above, a loop: only the
+    folder's own files are read, each link out is one warning naming it and its target."""
+    docs, outside, sibling = tmp_path / "docs", tmp_path / "etc", tmp_path / "sibling"
+    ids = _corpus(docs, "a.md", "sub/b.md")
+    secret = _corpus(outside, "passwd.txt")["passwd.txt"]
+    sib = _corpus(sibling, "s.md")["s.md"]
+    (docs / "passwd.txt").symlink_to(secret)
+    (docs / "chain.txt").symlink_to(docs / "passwd.txt")  # a link to a link out
+    (docs / "sub" / "sib").symlink_to(sibling)
+    (docs / "up").symlink_to(tmp_path)  # the folder above the root, the root inside it
+    (docs / "self").symlink_to(docs)  # a folder link inside: its files are read where they are
+    (docs / "alias.md").symlink_to(docs / "a.md")
+    (docs / "loop.md").symlink_to(docs / "loop.md")
+    idx = tmp_path / "ix"
+    p = _index(docs, idx)
+    warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("warning:")]
+    for link, to in (
+        ("passwd.txt", secret),
+        ("chain.txt", secret),
+        ("sub/sib", str(sibling.resolve())),
+        ("up", str(tmp_path.resolve())),
+    ):
+        line = f"warning: skipped {docs / link}: a symlink to {to}, outside {docs.resolve()}"
+        assert sum(w.startswith(line) for w in warnings) == 1, (line, p.stderr)
+    assert sum("loop.md: a symlink loop" in w for w in warnings) == 1, p.stderr
+    assert _ids(idx) == set(ids.values())
+    assert json.loads((idx / "ragsieve.json").read_text())["roots"] == {str(docs.resolve()): False}
+
+    # Opt in: the links are followed (the folder above once; the loop is still one warning).
+    p = _index(docs, idx, follow=True)
+    assert {secret, sib} <= _ids(idx), p.stderr
+    assert json.loads((idx / "ragsieve.json").read_text())["roots"] == {str(docs.resolve()): True}
+    # Without it again, what was read through those links is dropped, with the warning.
+    p = _index(docs, idx)
+    assert "removed 2 documents read through a symlink out of" in p.stdout, p.stdout
+    assert f"warning: skipped {docs / 'passwd.txt'}: a symlink to {secret}" in p.stderr
+    assert _ids(idx) == set(ids.values())
+
+
+def test_a_named_link_out_of_its_folder_is_refused(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    _corpus(docs, "a.md")
+    secret = _corpus(tmp_path / "etc", "passwd.txt")["passwd.txt"]
+    (docs / "passwd.txt").symlink_to(secret)
+    idx = tmp_path / "ix"
+    p = run("index", str(docs / "passwd.txt"), "--index", str(idx))
+    assert_one_line_error(p, 2, f"a symlink to {secret}, outside {docs.resolve()}")
+    assert not idx.exists()
+    p = run("index", str(docs / "passwd.txt"), "--index", str(idx), "--follow-symlinks")
+    assert p.returncode == 0, p.stderr
+    assert _ids(idx) == {secret}
 
 
 def test_a_folder_that_cannot_be_read_keeps_its_documents(tmp_path: Path) -> None:

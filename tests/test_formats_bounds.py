@@ -172,7 +172,8 @@ def test_any_reader_failure_is_a_skip_in_a_folder_and_one_line_by_name(tmp_path:
     odd = tmp_path / "odd.pdf"
     odd.write_bytes(b"%PDF-1.4\n" + b"1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n" * 3)
     docs, why = read_source(odd, False)
-    assert docs == [] and why and "odd.pdf" in why
+    # The reason, without the path the warning names already ("skipped PATH: reason").
+    assert docs == [] and why and "cannot read this PDF file" in why and "odd.pdf" not in why
     with pytest.raises(InputError):
         read_source(odd, True)
 
@@ -252,3 +253,35 @@ def test_html_paragraph_text_is_gathered_in_linear_time_with_the_same_nodes(
     assert [str(t) for t in ours] == [str(t) for t in libxml] and len(ours) > 6000
     doc = read_file(h.html(tmp_path / "p.html", body="A paragraph about tides."))[0]
     assert "A paragraph about tides." in doc.text
+
+
+@pytest.mark.parametrize("depth", [300, 1_000, 5_000])
+def test_deeply_nested_html_is_read(tmp_path: Path, depth: int) -> None:
+    """libxml2 stops at 256 levels (its tree, not the text); past what any tree parser takes
+    the page is read flat. Alone in a folder, it is a document, not "no readable documents"."""
+    body = "<h2>Kelp</h2><p>The deep page says the otter sleeps in kelp forests at night.</p>"
+    page = (
+        "<html><head><title>Deep page</title><style>p {color: red}</style></head><body>"
+        + "<div>" * depth
+        + body
+        + "</div>" * depth
+        + "<script>var hidden = 1;</script></body></html>"
+    )
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "deep.html").write_text(page, encoding="utf-8")
+    rep = load_paths([folder])
+    assert rep.skipped == []
+    (doc,) = rep.documents
+    assert "the otter sleeps in kelp forests" in doc.text and doc.title == "Deep page"
+    assert "color" not in doc.text and "hidden" not in doc.text
+
+
+def test_a_page_read_flat_keeps_its_visible_text_and_headings() -> None:
+    from ragsieve.formats import flat_html_text
+
+    page = (
+        b"<html><head><title>T</title><style>x{}</style></head><body><h2>Kelp</h2>"
+        b"<p>One &amp; two.</p><script>bad()</script><ul><li>a</li><li>b</li></ul></body></html>"
+    )
+    assert flat_html_text(page) == "## Kelp\n\nOne & two.\n\na\n\nb"

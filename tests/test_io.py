@@ -162,3 +162,44 @@ def test_a_nul_byte_anywhere_marks_a_file_binary(tmp_path: Path) -> None:
     f.write_text("a" * 9000 + "\x00b")
     with pytest.raises(InputError, match="NUL"):
         read_file(f)
+
+
+def test_links_out_of_a_folder_are_reported_not_read(tmp_path: Path) -> None:
+    """An /etc-like file, a sibling folder, a chain, the folder above, a loop, a dangling
+    link: each link out is skipped with its target named; ``follow_symlinks`` reads them."""
+    docs, etc, sibling = tmp_path / "docs", tmp_path / "etc", tmp_path / "sibling"
+    for d in (docs, etc, sibling):
+        d.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nAlpha text.", encoding="utf-8")
+    (etc / "passwd").write_text("root:x:0:0:root:/root:/bin/bash", encoding="utf-8")
+    (sibling / "s.md").write_text("Sibling text.", encoding="utf-8")
+    (docs / "passwd.txt").symlink_to(etc / "passwd")
+    (docs / "chain.txt").symlink_to(docs / "passwd.txt")
+    (docs / "sib").symlink_to(sibling)
+    (docs / "up").symlink_to(tmp_path)
+    (docs / "loop.md").symlink_to(docs / "loop.md")
+    (docs / "gone.md").symlink_to(docs / "nothing.md")
+    (docs / "alias.md").symlink_to(docs / "a.md")
+    rep = load_paths([docs])
+    assert [d.id for d in rep.documents] == [str((docs / "a.md").resolve())]
+    assert rep.roots == [str(docs.resolve())]
+    reasons = {Path(p).name: r for p, r in rep.skipped}
+    root = docs.resolve()
+    assert reasons["passwd.txt"].startswith(
+        f"a symlink to {(etc / 'passwd').resolve()}, outside {root}"
+    )
+    assert reasons["chain.txt"] == reasons["passwd.txt"]
+    assert reasons["sib"].startswith(f"a symlink to {sibling.resolve()}, outside")
+    assert reasons["up"].startswith(f"a symlink to {tmp_path.resolve()}, outside")
+    assert reasons["loop.md"] == "a symlink loop: not read"
+    assert reasons["gone.md"].startswith("a dangling symlink")
+    assert set(reasons) == {"passwd.txt", "chain.txt", "sib", "up", "loop.md", "gone.md"}
+
+    rep = load_paths([docs], follow_symlinks=True)
+    ids = sorted(d.id for d in rep.documents)
+    assert ids == sorted(
+        str(p.resolve()) for p in (docs / "a.md", etc / "passwd", sibling / "s.md")
+    )  # the folder above is walked once, the root inside it not again
+    with pytest.raises(InputError, match=r"a symlink to .*passwd, outside"):
+        load_paths([docs / "passwd.txt"])
+    assert len(load_paths([docs / "passwd.txt"], follow_symlinks=True).documents) == 1

@@ -21,7 +21,7 @@ SRC = Path(ragsieve.__file__).resolve().parent
 #: points (``ragsieve/__init__``, the ``cli`` package, ``serve``, ``integrations`` and every
 #: ``*/cli.py``) are the top floor.
 FLOORS: list[set[str]] = [
-    {"errors", "types", "data", "checks", "defaults"},
+    {"errors", "types", "data", "checks", "defaults", "numeric"},
     {"text", "io", "metrics", "formats", "progress", "titles"},
     {"embed", "llm", "training"},
     {"link", "segment", "rerank"},

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import unicodedata
 from collections.abc import Iterable, Mapping, Set
 from pathlib import Path
 from typing import Any
@@ -72,8 +73,29 @@ def check_text(
         raise error(f"{name} must be a string, got {describe(value)}{hint}")
     if not empty_ok and not value.strip():
         raise error(f"{name} is empty (got {describe(value)}): pass some text")
+    if not empty_ok and invisible(value):
+        raise error(f"{name} is empty{invisible_note(value)}: pass some text")
     check_valid_text(name, value, error)
     return value
+
+
+#: Unicode categories a reader cannot see: controls, format characters (zero-width space and
+#: joiners, the byte-order mark, bidi marks) and separators.
+INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+
+
+def invisible_note(text: str) -> str:
+    """How an invisible ``text`` is shown in its refusal: the code points it holds."""
+    shown = " ".join(f"U+{ord(c):04X}" for c in dict.fromkeys(text))
+    return f" (only invisible characters: {shown[:60]})" if text.strip() else ""
+
+
+def invisible(text: str) -> bool:
+    """Whether ``text`` holds nothing a reader can see (only whitespace, zero-width and other
+    format characters): a query of two zero-width spaces is as blank as one of two spaces."""
+    if text.isascii():
+        return not text.strip()
+    return all(unicodedata.category(c) in INVISIBLE_CATEGORIES for c in text)
 
 
 def _int_range(lo: int, hi: int | None) -> str:

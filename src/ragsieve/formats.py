@@ -36,6 +36,7 @@ import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -530,9 +531,12 @@ class _LinearParagraphText:
 
 
 def _linear_html_parser() -> None:
-    """Give trafilatura's HTML parser the mixin above, once (a no-op if its layout changes)."""
+    """Give trafilatura an HTML parser without libxml2's nesting limit (``huge_tree``: a page
+    nested 256 levels deep was cut there and read as "no text") and with the mixin above,
+    once (a no-op if its layout changes)."""
     try:
         from lxml.html import HtmlElementClassLookup
+        from lxml.html import HTMLParser as LxmlHTMLParser
         from trafilatura import utils
 
         mixed: dict[type, type] = {}
@@ -548,6 +552,15 @@ def _linear_html_parser() -> None:
 
         global _LINEAR_DONE
         if not _LINEAR_DONE:
+            # trafilatura's own options (utils.HTML_PARSER), and huge_tree.
+            utils.HTML_PARSER = LxmlHTMLParser(
+                collect_ids=False,
+                default_doctype=False,
+                encoding="utf-8",
+                remove_comments=True,
+                remove_pis=True,
+                huge_tree=True,
+            )
             utils.HTML_PARSER.set_element_class_lookup(Lookup())
             _LINEAR_DONE = True
     except (ImportError, AttributeError, TypeError):  # pragma: no cover - another trafilatura
@@ -584,7 +597,57 @@ def _read_html(path: Path) -> RichText:
     )
     if not text or not text.strip():  # a page with little running text: all of its text
         text = trafilatura.html2txt(html)
+    if not text or not text.strip():  # nested past any tree parser's limit: read it flat
+        text = flat_html_text(html)
     return RichText(_clean(text or ""), title)
+
+
+#: Elements whose content is not text a reader sees.
+_UNSEEN_TAGS = frozenset({"script", "style", "noscript", "template", "head", "svg"})
+#: Elements that end a line (a paragraph, a list item, a heading, a table row, a break).
+_BLOCK_TAGS = frozenset(
+    {"p", "div", "br", "li", "tr", "section", "article", "blockquote", "pre", "table", "ul"}
+    | {"ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "main", "header"}
+    | {"footer", "nav", "aside", "figure", "figcaption", "form", "fieldset", "address"}
+)
+
+
+class _FlatText(HTMLParser):
+    """The visible text of a page from the standard library's event parser, which builds no
+    tree and so has no nesting limit; headings as Markdown ``#`` lines."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.unseen = 0
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag in _UNSEEN_TAGS:
+            self.unseen += 1
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+            if len(tag) == 2 and tag[0] == "h" and tag[1].isdigit():
+                self.parts.append("#" * int(tag[1]) + " ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _UNSEEN_TAGS:
+            self.unseen = max(0, self.unseen - 1)
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.unseen:
+            self.parts.append(data)
+
+
+def flat_html_text(raw: bytes) -> str:
+    """The visible text of an HTML page, read flat (no tree): for a page nested deeper than
+    libxml2 parses (thousands of levels), whose tree readers see nothing."""
+    parser = _FlatText()
+    parser.feed(raw.decode("utf-8", errors="replace"))
+    parser.close()
+    lines = (" ".join(ln.split()) for ln in "".join(parser.parts).split("\n"))
+    return "\n\n".join(ln for ln in lines if ln and ln.strip("# "))
 
 
 #: The text of a permalink anchor (``<a href="#id">¶</a>`` beside a heading): Sphinx, MkDocs,

@@ -3,13 +3,17 @@
 Supported: ``.txt``, ``.md`` (and ``.markdown``, ``.rst``), ``.jsonl`` with one
 ``{"id", "title", "text"}`` object per line, and ``.pdf``, ``.html``/``.htm`` and ``.docx``
 (read by :mod:`ragsieve.formats`, pages and headings kept in the text). Folders are walked
-recursively (hidden entries skipped). A file named explicitly that is empty, binary or not UTF-8
+recursively (hidden entries skipped). A symlink whose target lies outside the folder it was found
+in (the folder given, or for a file named explicitly the folder that holds it) is not followed
+unless ``follow_symlinks`` is set: a document is data from inside the folder, never a file that
+someone linked into it. A file named explicitly that is empty, binary or not UTF-8
 (or a PDF without a text layer) is an error; inside a folder such files are skipped with a
 warning, because one stray file must not stop a corpus from indexing.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -47,6 +51,19 @@ class LoadReport:
 
     documents: list[Document] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: What the paths resolve to (a folder's or a named file's real path): the index records
+    #: them, so that a reader can refuse a document from outside them.
+    roots: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Listing:
+    """What :func:`walk_paths` found: the files to read (with whether each was named), the
+    links it did not follow (with the reason), and the roots the paths resolve to."""
+
+    files: list[tuple[Path, bool]] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    roots: list[str] = field(default_factory=list)
 
 
 def _doc_id(path: Path) -> str:
@@ -187,19 +204,41 @@ def read_file(path: Path) -> list[Document]:
 MAX_FOLDER_DEPTH = 64
 
 
-def _walk(folder: Path) -> Iterator[Path]:
+def inside(path: str, root: str) -> bool:
+    """Whether the real path ``path`` is ``root`` or lies under it (both resolved)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def link_refusal(link: Path | str, target: str, root: str) -> str:
+    """The one-line reason a link out of ``root`` is not followed (``index`` warns with it)."""
+    return printable(
+        f"a symlink to {target}, outside {root}: not followed (--follow-symlinks follows it)"
+    )
+
+
+def _walk(
+    folder: Path, follow_symlinks: bool = False, refused: list[tuple[str, str]] | None = None
+) -> Iterator[Path]:
     """Every non-hidden entry under ``folder`` that is not a folder, sorted; iterative (no
-    recursion limit), symlinked folders not followed. A folder that cannot be listed or lies
-    deeper than :data:`MAX_FOLDER_DEPTH` is yielded itself, for :func:`read_source` to report.
-    A symlink to a file is yielded unless the folder holds that file already (itself, or an
-    earlier link to it): one file, one document, no duplicate id. A symlink loop is yielded,
+    recursion limit). A folder that cannot be listed or lies deeper than
+    :data:`MAX_FOLDER_DEPTH` is yielded itself, for :func:`read_source` to report.
+
+    A symlink whose target resolves outside ``folder`` is not followed: it goes to ``refused``
+    with its reason (:func:`link_refusal`), unless ``follow_symlinks``. A symlink to a file is
+    yielded unless the walk holds that file already (itself, or an earlier link to it): one
+    file, one document, no duplicate id. A symlinked folder inside ``folder`` is not entered
+    (its files are walked where they are); with ``follow_symlinks`` one outside is, once (a
+    loop, or a link to a folder above, is entered at most once). A symlink loop is yielded,
     for :func:`read_source` to report as unreadable."""
+    root = os.path.realpath(folder)
     found: list[Path] = []
     links: list[Path] = []
     real_files: set[str] = set()
-    stack: list[tuple[Path, int]] = [(folder, 0)]
+    seen_dirs: set[str] = {root}
+    # (folder, depth, reached through a followed link)
+    stack: list[tuple[Path, int, bool]] = [(folder, 0, False)]
     while stack:
-        here, depth = stack.pop()
+        here, depth, linked = stack.pop()
         try:
             entries = list(os.scandir(here))
         except OSError:
@@ -216,11 +255,26 @@ def _walk(folder: Path) -> Iterator[Path]:
             if e.is_dir(follow_symlinks=False):
                 if depth + 1 > MAX_FOLDER_DEPTH:
                     found.append(p)
-                else:
-                    stack.append((p, depth + 1))
+                elif not linked:
+                    stack.append((p, depth + 1, False))
+                elif (real := os.path.realpath(p)) not in seen_dirs:
+                    seen_dirs.add(real)
+                    stack.append((p, depth + 1, True))
             elif e.is_symlink():
-                if not p.is_dir():  # a loop or a dangling link is not a folder either
-                    links.append(p)
+                target = os.path.realpath(p)
+                out = not inside(target, root)
+                if out and not follow_symlinks:
+                    if refused is not None:
+                        refused.append((printable(str(p)), link_refusal(p, target, root)))
+                    continue
+                if p.is_dir():  # a loop or a dangling link is not a folder either
+                    if out and target not in seen_dirs and depth + 1 <= MAX_FOLDER_DEPTH:
+                        seen_dirs.add(target)
+                        stack.append((p, depth + 1, True))
+                    continue
+                links.append(p)
+            elif linked:  # a file reached through a followed folder link
+                links.append(p)
             else:
                 found.append(p)  # pipes and devices too: read_source reports them as skipped
                 real_files.add(os.path.join(real_here, e.name))
@@ -232,18 +286,30 @@ def _walk(folder: Path) -> Iterator[Path]:
     yield from sorted(found)
 
 
-def list_files(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
-    """Every file that ``paths`` names, in reading order, with whether it was named explicitly.
+def _named_link_refusal(path: Path) -> str | None:
+    """Why a file named explicitly is not read: it is a symlink out of the folder that holds
+    it (a shell's ``folder/*`` names every link planted there). None when it may be read."""
+    if not path.is_symlink():
+        return None
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    target = os.path.realpath(path)
+    return None if inside(target, folder) else link_refusal(path, target, folder)
+
+
+def walk_paths(paths: Iterable[str | Path], follow_symlinks: bool = False) -> Listing:
+    """Every file that ``paths`` names, in reading order, with whether it was named
+    explicitly; the links not followed (``follow_symlinks`` follows them), and the roots.
 
     Folders are walked here (hidden entries skipped) from their absolute path, so that every
     document's source says where the walk found it (a symlink's own path: the folder sync
     removes its document when the link leaves); reading is left to :func:`read_source`, so
-    that a distributed engine can list on the driver and read on its workers.
+    that a distributed engine can list on the driver and read on its workers. A file named
+    explicitly that is a symlink out of its folder is an error unless ``follow_symlinks``.
     """
     given = [Path(p) for p in paths]
     if not given:
         raise InputError("no input paths given")
-    files: list[tuple[Path, bool]] = []
+    out = Listing()
     for path in given:
         try:
             mode = path.stat().st_mode
@@ -252,10 +318,24 @@ def list_files(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
         except OSError as e:  # permission denied on a parent folder, a symlink loop
             raise InputError(f"cannot read {path}: {e.strerror or e}") from e
         if stat.S_ISDIR(mode):
-            files.extend((f, False) for f in _walk(Path(os.path.abspath(path))))
+            folder = Path(os.path.abspath(path))
+            out.files.extend((f, False) for f in _walk(folder, follow_symlinks, out.refused))
         else:
-            files.append((path, True))
-    return files
+            why = None if follow_symlinks else _named_link_refusal(path)
+            if why is not None:
+                raise InputError(f"{printable(str(path))}: {why}")
+            out.files.append((path, True))
+        root = os.path.realpath(path)
+        if root not in out.roots:
+            out.roots.append(root)
+    return out
+
+
+def list_files(
+    paths: Iterable[str | Path], follow_symlinks: bool = False
+) -> list[tuple[Path, bool]]:
+    """The files of :func:`walk_paths` (the links it refused are left out)."""
+    return walk_paths(paths, follow_symlinks).files
 
 
 def read_source(path: Path, explicit: bool) -> tuple[list[Document], str | None]:
@@ -269,6 +349,13 @@ def read_source(path: Path, explicit: bool) -> tuple[list[Document], str | None]
         if not os.access(path, os.R_OK | os.X_OK):
             return [], "cannot read this folder (permission denied)"
         return [], f"folder nested more than {MAX_FOLDER_DEPTH} levels deep: not read"
+    if not explicit and path.is_symlink() and not path.exists():
+        try:
+            os.stat(path)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                return [], "a symlink loop: not read"
+        return [], printable(f"a dangling symlink (to {os.path.realpath(path)}): not read")
     if not explicit and path.suffix.lower() not in SUPPORTED:
         return [], "unsupported file type"
     try:
@@ -277,7 +364,7 @@ def read_source(path: Path, explicit: bool) -> tuple[list[Document], str | None]
         if explicit:
             raise
         log.info("skipping %s", e)  # returned in ``skipped``: the caller reports it
-        return [], printable(str(e))
+        return [], _reason(str(e), path)
     except (KeyboardInterrupt, SystemExit, GeneratorExit):
         raise
     except BaseException as e:  # pyo3's PanicException (a native panic) is a BaseException
@@ -286,7 +373,20 @@ def read_source(path: Path, explicit: bool) -> tuple[list[Document], str | None]
         if explicit:
             raise InputError(reason) from e
         log.info("skipping %s", reason)
-        return [], reason
+        return [], _reason(reason, path)
+
+
+def _reason(message: str, path: Path) -> str:
+    """A reader's one-line error as a skip reason: without the file's path, which the warning
+    names already (``skipped PATH: looks binary``, not ``skipped PATH: PATH looks binary``)."""
+    message, name = printable(message), printable(str(path))
+    if message.startswith(name + ":"):
+        rest = message[len(name) + 1 :].strip()
+        line, sep, after = rest.partition(": ")
+        return f"line {line}: {after}" if sep and line.isdigit() else rest
+    if message.startswith(name + " "):
+        return message[len(name) + 1 :]
+    return message.replace(f" {name}:", ":").replace(f" {name}", "") or message
 
 
 def check_documents(ids_sources: Sequence[tuple[str, str]], paths: Iterable[str | Path]) -> None:
@@ -305,17 +405,22 @@ def check_documents(ids_sources: Sequence[tuple[str, str]], paths: Iterable[str 
 
 
 def load_paths(
-    paths: Iterable[str | Path], progress: Callable[[str, int, int], None] | None = None
+    paths: Iterable[str | Path],
+    progress: Callable[[str, int, int], None] | None = None,
+    *,
+    follow_symlinks: bool = False,
 ) -> LoadReport:
     """Load every path (files or folders).
 
     Explicit files must be readable; within folders, unsupported, binary, empty or non-UTF-8
-    files are skipped and reported. Raises :class:`InputError` if nothing usable remains.
+    files are skipped and reported, and so are symlinks out of the folder (unless
+    ``follow_symlinks``). Raises :class:`InputError` if nothing usable remains.
     ``progress(stage, done, total)`` hears ``read files`` before each file and at the end.
     """
-    report = LoadReport()
     given = [Path(p) for p in paths]
-    files = list_files(given)
+    listing = walk_paths(given, follow_symlinks)
+    report = LoadReport(skipped=list(listing.refused), roots=listing.roots)
+    files = listing.files
     for i, (path, explicit) in enumerate(files):
         if progress:
             progress(READ_STAGE, i, len(files))

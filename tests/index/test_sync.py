@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from ragsieve.errors import InputError
-from ragsieve.index.sync import document_file, matching_documents, stale_documents
+from ragsieve.index.sync import (
+    document_file,
+    matching_documents,
+    outside_documents,
+    outside_roots,
+    stale_documents,
+)
 
 
 def _doc(doc_id: str, source: str = "") -> dict[str, str]:
@@ -147,3 +153,27 @@ def test_what_cannot_be_told_gone_is_kept(tmp_path: Path) -> None:
     Path(c).unlink()
     assert stale_documents(docs, [folder], set()) == [c]
     assert stale_documents(docs, [loop], set()) == []  # a loop as the folder: no RuntimeError
+
+
+def test_documents_read_through_a_link_out_of_the_folder(tmp_path: Path) -> None:
+    folder, other = tmp_path / "notes", tmp_path / "etc"
+    (a,) = _files(tmp_path, "notes/a.md")
+    (secret,) = _files(tmp_path, "etc/passwd.txt")
+    link = folder / "passwd.txt"
+    link.symlink_to(secret)
+    through = _doc(secret, str(link))  # what a walk that followed the link recorded
+    rec = _doc(f"{secret}#1", f"{link}:1")  # never read by a folder walk: no found_at
+    docs = [_doc(a), through, _doc(str(other / "x.md"))]
+    root = str(folder.resolve())
+    assert outside_documents(docs, [folder], set()) == [(secret, str(link), secret, root)]
+    assert outside_documents(docs, [folder], {secret}) == []  # read this time from elsewhere
+    # A JSONL record keeps its file's real path only: the fence (below) hides it.
+    assert outside_roots([rec], {str(folder.resolve()): False}) == [rec["doc_id"]]
+    # The fence: outside every root unless a root followed its links; no file, no fence.
+    assert outside_roots([*docs, _doc("plain-id", "")], {root: False}) == [
+        secret,
+        str(other / "x.md"),
+    ]
+    assert outside_roots(docs, {root: True}) == [str(other / "x.md")]
+    assert outside_roots(docs, {root: False, str(other.resolve()): False}) == []
+    assert outside_roots(docs, {root: False}, linked_only=True) == [secret]  # an older index

@@ -270,12 +270,17 @@ def test_validation_and_limits(server: Server) -> None:
     # Errors the pipeline raises are 400 with a one-line JSON error.
     for path, bad in (
         ("/search", {"query": "   "}),
+        ("/search", {"query": "\u200b\u200b"}),  # invisible only: as blank as spaces
+        ("/search", {"query": "\ufeff\u2060", "method": "tagger"}),
+        ("/ask", {"question": "\u200b \u200c"}),
+        ("/explain", {"question": "\u200d"}),
         ("/search", {"query": "x", "reranker": "/etc"}),
         ("/ask", {"question": "x", "method": "nope"}),
         ("/ask", {"question": "x", "total_budget": 3}),
     ):
         r = httpx.post(url + path, json=bad, timeout=HTTP_TIMEOUT)
         assert r.status_code == 400 and set(r.json()) == {"error"}, (bad, r.text)
+        assert "\n" not in r.json()["error"]
     assert httpx.get(url + "/nope", timeout=HTTP_TIMEOUT).json() == {"error": "Not Found"}
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ragsieve.errors import ConfigError
+from ragsieve.numeric import sigmoid, softmax
 
 #: Scorer classes, in label order.
 SCORERS = ("ensemble", "cross-encoder", "bi-encoder", "bm25")
@@ -71,10 +72,9 @@ class AgentModel:
         z = self.encode(x)
         w, b = self.weights["cls"]
         logits = z @ w + b
-        logits = logits - logits.max(axis=1, keepdims=True)
-        probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+        probs = softmax(logits, axis=1)
         w, b = self.weights["reg"]
-        unit = 1.0 / (1.0 + np.exp(-(z @ w + b)))
+        unit = sigmoid(z @ w + b)
         return probs, scale_params(unit)
 
     def save(self, out: Path) -> None:

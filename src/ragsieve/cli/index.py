@@ -73,6 +73,7 @@ def _index_to_write(
     force: bool,
     wait: float,
     progress: Any = None,
+    follow_symlinks: bool = False,
 ) -> tuple[Any, Any]:
     """The index to add to (opened, or created after the inputs were checked) and, for a new
     local index, its inputs already read (so they are read once; ``progress`` hears it)."""
@@ -108,9 +109,9 @@ def _index_to_write(
 
     loaded = None
     if engine == "ray":
-        list_files(paths)
+        list_files(paths, follow_symlinks)
     else:
-        loaded = load_paths(paths, progress)
+        loaded = load_paths(paths, progress, follow_symlinks=follow_symlinks)
     if force:
         return _rebuilt(index_dir, cfg, wait), loaded
     return Index.open_or_create(index_dir, cfg, wait=wait, on_wait=say), loaded
@@ -226,33 +227,63 @@ def index(
             "(by default they are removed from the index, and the command says so).",
         ),
     ] = False,
+    follow_symlinks: Annotated[
+        bool,
+        typer.Option(
+            "--follow-symlinks",
+            help="Follow symlinks that point outside the folder (by default they are skipped "
+            "with a warning, and documents read through them earlier are removed).",
+        ),
+    ] = False,
     wait: WaitOpt = 60.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Add files to an index (created if missing); changed files are re-indexed, and files
-    that have left a folder given here are removed from the index (--keep-missing keeps them)."""
+    that have left a folder given here are removed from the index (--keep-missing keeps them).
+    Symlinks out of a folder are not followed unless --follow-symlinks."""
     add_paths_ray = _check_engine(engine, address, workers)
     sent_opts = _sentence_options(index_dir, sentences, pareto_context, sentence_passage)
     settings = {"embedder": embedder, "chunker": chunker, "chunk_tokens": chunk_tokens}
     prog, cb = progress()
     with prog:  # reading a new index's files is a stage too (a 13 MB HTML page takes a while)
         idx, loaded = _index_to_write(
-            index_dir, paths, settings, sentences, sent_opts, engine, force, wait, cb
+            index_dir,
+            paths,
+            settings,
+            sentences,
+            sent_opts,
+            engine,
+            force,
+            wait,
+            cb,
+            follow_symlinks,
         )
         if add_paths_ray is not None:
             report, skipped = add_paths_ray(
-                idx, paths, address=address, workers=workers, progress=cb
+                idx,
+                paths,
+                address=address,
+                workers=workers,
+                progress=cb,
+                follow_symlinks=follow_symlinks,
             )
-        elif loaded is not None:
-            report, skipped = idx.add(loaded.documents, progress=cb), loaded.skipped
         else:
-            report, skipped = idx.add_paths(paths, progress=cb)
+            if loaded is None:
+                from ragsieve.checks import check_paths
+                from ragsieve.io import load_paths
+
+                checked = check_paths("paths", paths)
+                loaded = load_paths(checked, cb, follow_symlinks=follow_symlinks)
+            _say_large_files(idx, loaded.documents, force)
+            report = idx.add_loaded(loaded.documents, loaded.roots, follow_symlinks, cb)
+            skipped = loaded.skipped
     con = err_console()
     for path, why in skipped:
         con.print(f"[yellow]warning:[/] skipped {path}: {why}", highlight=False, soft_wrap=True)
+    linked = [] if follow_symlinks else _remove_linked_out(idx, paths, report, skipped, con)
     gone = [] if keep_missing else _remove_gone(idx, paths, report, skipped)
     result = _index_result(index_dir, idx, report, skipped)
-    result["removed"] = gone
+    result["removed"] = linked + gone
     if as_json:
         print_json(result)
         return
@@ -269,6 +300,12 @@ def index(
         f"{result['unchanged']} unchanged document(s): {written} in {report.seconds:.1f}s; "
         f"index now has {held}"
     )
+    if linked:
+        typer.echo(
+            f"removed {plural(len(linked), 'document')} read through a symlink out of "
+            f"{', '.join(str(p) for p in paths if p.is_dir())} (--follow-symlinks keeps them): "
+            + ", ".join(linked)
+        )
     if gone:
         typer.echo(
             f"removed {plural(len(gone), 'document')} whose file has left "
@@ -287,6 +324,39 @@ def _remove_gone(idx: Any, paths: list[Path], report: Any, skipped: list) -> lis
     read = set(report.added) | set(report.updated) | set(report.unchanged)
     stale = stale_documents(idx.documents(), folders, read, [s for s, _ in skipped])
     return idx.remove(stale) if stale else []
+
+
+def _say_large_files(idx: Any, documents: list, force: bool) -> None:
+    """One ``note:`` line per file large enough to take a while (its chunks, the rate they
+    embed at and the time that makes), before the work starts (``force``: all is new)."""
+    from ragsieve.index.estimate import large_files
+    from ragsieve.segment import get_segmenter
+
+    known = {} if force else idx.document_hashes()
+    cut = get_segmenter(idx.config.chunker, chunk_tokens=idx.config.chunk_tokens)
+    for e in large_files(documents, known, cut, idx.embedder):
+        say(f"note: {e.line()}")
+
+
+def _remove_linked_out(
+    idx: Any, paths: list[Path], report: Any, skipped: list, con: Any
+) -> list[str]:
+    """Remove the documents read earlier through a symlink out of a folder in ``paths`` (this
+    read did not follow it), warning as the walk does for a link it skips; their ids."""
+    from ragsieve.index.sync import outside_documents
+    from ragsieve.io import link_refusal
+
+    folders = [p for p in paths if p.is_dir()]
+    if not folders:
+        return []
+    read = set(report.added) | set(report.updated) | set(report.unchanged)
+    found = outside_documents(idx.documents(), folders, read)
+    warned = {p for p, _ in skipped}
+    for _, link, file, root in found:
+        if link not in warned:  # the walk warned already for a link still there
+            why = link_refusal(link, file, root)
+            con.print(f"[yellow]warning:[/] skipped {link}: {why}", highlight=False, soft_wrap=True)
+    return idx.remove([d for d, *_ in found]) if found else []
 
 
 #: ``rm`` names this many removed documents, then the count of the rest.

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from ragsieve.checks import invisible
 from ragsieve.errors import InputError
 
 EvidenceLevel = Literal["sentence", "paragraph", "none"]
@@ -285,7 +286,7 @@ def _question(obj: dict[str, Any], where: str, line: int) -> EvalQuestion:
     if "question" not in obj:
         raise InputError(f"{where}: missing 'question'")
     question = obj["question"]
-    if not isinstance(question, str) or not question.strip():
+    if not isinstance(question, str) or invisible(question):
         raise InputError(f"{where}: 'question' must be a non-empty string")
     qid = _id_of(obj["id"], where, "'id'") if "id" in obj else f"line-{line}"
     answers = _str_list(obj.get("answers", []), where, "answers")

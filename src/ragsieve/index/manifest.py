@@ -48,6 +48,12 @@ FORMAT = "ragsieve-index"
 FORMAT_VERSION = 1
 CHUNKS = "chunks"
 DOCUMENTS = "documents"
+#: The manifest's key for the real paths the index was read from, each with whether symlinks
+#: out of it were followed (``index --follow-symlinks``): readers answer no text from outside.
+ROOTS = "roots"
+#: Set when the roots were first recorded on an index written before they were: it may hold
+#: documents of roots it never recorded, so only documents read through a link are fenced.
+ROOTS_PARTIAL = "roots_partial"
 #: Old Lance versions younger than this survive clean-up, so a reader that opened the previous
 #: manifest a moment ago can finish its query.
 KEEP_OLD_VERSIONS = timedelta(minutes=10)
@@ -165,6 +171,11 @@ def _check_manifest(m: dict[str, Any]) -> None:
     for name, version in tables.items():
         if name not in (CHUNKS, DOCUMENTS, SENTENCES) or not _is_int(version, 1):
             raise TypeError(f"tables.{name} is {json.dumps(version)[:40]}")
+    roots = m.get(ROOTS, {})
+    if not isinstance(roots, dict) or not all(
+        isinstance(k, str) and isinstance(v, bool) for k, v in roots.items()
+    ):
+        raise TypeError(f"{ROOTS} is {json.dumps(roots)[:40]}")
     ann = m.get("ann")
     if ann is not None:
         if not isinstance(ann, dict):

@@ -65,7 +65,7 @@ from ragsieve.index.tables import (
     sha256_text,
 )
 from ragsieve.index.writer import AddReport
-from ragsieve.io import check_documents, list_files, read_source
+from ragsieve.io import check_documents, read_source, walk_paths
 from ragsieve.progress import Progress
 from ragsieve.segment import get_segmenter
 from ragsieve.types import Document
@@ -334,8 +334,10 @@ def add_paths_ray(
     address: str | None = None,
     workers: int | None = None,
     progress: Progress | None = None,
+    follow_symlinks: bool = False,
 ) -> tuple[AddReport, list[tuple[str, str]]]:
-    """Index files into ``index`` with Ray: :meth:`Index.add_paths`'s result and semantics.
+    """Index files into ``index`` with Ray: :meth:`Index.add_paths`'s result and semantics
+    (symlinks out of a folder too, and the roots recorded).
 
     ``address`` joins a running cluster (``HOST:PORT`` or ``ray://HOST:10001``); without it a
     local Ray instance is started for the call. ``workers`` is the number of split/segment/embed
@@ -344,7 +346,9 @@ def add_paths_ray(
     the workers too (:class:`SentenceRows`).
     """
     t0 = time.perf_counter()
-    files = list_files(paths)
+    listing = walk_paths(paths, follow_symlinks)
+    files = listing.files
+    index._roots_to_add = dict.fromkeys(listing.roots, follow_symlinks)
     # A private instance gets every core, or as many CPUs as workers were asked for: each worker
     # takes one, and an actor pool larger than the cluster would wait for CPUs forever.
     local_cpus = None if address else max(os.cpu_count() or 1, workers or 0)
@@ -355,8 +359,10 @@ def add_paths_ray(
         raise
     except Exception as e:
         raise _user_error(e) from e
+    finally:
+        index._roots_to_add = None
     report.seconds = time.perf_counter() - t0
-    return report, skipped
+    return report, [*listing.refused, *skipped]
 
 
 def _index_files(
@@ -375,6 +381,8 @@ def _index_files(
     read, report, skipped = _read(files, paths, known)
     todo_ids = report.added + report.updated
     if not todo_ids:
+        if index._roots_changed():
+            index._commit(tables, progress)
         return report, skipped
     if progress:
         progress("index", 0, len(todo_ids))

@@ -64,6 +64,8 @@ from ragsieve.index.manifest import (
     LOCK,
     MANIFEST,
     MANIFEST_TMP,
+    ROOTS,
+    ROOTS_PARTIAL,
     SCHEMA_KEY,
     _check_only_ours,
     _fault,
@@ -72,6 +74,7 @@ from ragsieve.index.manifest import (
     lost_manifest_message,
 )
 from ragsieve.index.sentences import SENTENCE_COLUMNS, SENTENCES, sentence_schema
+from ragsieve.index.sync import outside_roots
 from ragsieve.index.tables import (
     CHUNK_COLUMNS,
     DOC_SCHEMA,
@@ -238,6 +241,7 @@ class Index(IndexWriter):
                 "n_chunks": 0,
                 "n_tokens": 0,
                 "fts": False,
+                ROOTS: {},
                 "created": now,
                 "updated": now,
             }
@@ -328,6 +332,7 @@ class Index(IndexWriter):
         """Open each table at its committed version (a read-only Lance dataset)."""
         import lance
 
+        self._hidden: list[str] | None = None  # computed on the first read (hidden_ids)
         tables: dict[str, Any] = {}
         for name, version in self.manifest["tables"].items():
             try:
@@ -396,7 +401,9 @@ class Index(IndexWriter):
         cols = [*SENTENCE_COLUMNS, *vectors]
         t = self.sentences_table
         if doc_ids is None:
-            return t.to_table(columns=cols)
+            return t.to_table(columns=cols, filter=self._fenced(None))
+        hidden = set(self.hidden_ids())
+        doc_ids = [d for d in doc_ids if d not in hidden] if hidden else doc_ids
         if not doc_ids:
             return sentence_schema(int(self.manifest["dim"])).empty_table().select(cols)
         parts = []
@@ -408,9 +415,12 @@ class Index(IndexWriter):
     def sentence_search(self, qvec: np.ndarray, k: int, column: str = "pareto") -> pa.Table:
         """Top-``k`` sentences of the whole index by dot product with ``qvec`` on ``column``
         (exact flat scan, like :meth:`dense_search`), with a ``_distance`` column."""
+        where = self._fenced(None)
         return self.sentences_table.to_table(
             columns=[*SENTENCE_COLUMNS, "vector", "context"],
             nearest=_nearest(column, qvec, k, "dot"),
+            filter=where,
+            prefilter=where is not None,
         )
 
     @property
@@ -440,6 +450,29 @@ class Index(IndexWriter):
         """doc_id -> sha256 of its text, at the committed version."""
         return self.document_hashes_from(self.documents_table)
 
+    def hidden_ids(self) -> list[str]:
+        """Ids of the documents whose file resolves outside the roots this index was read
+        from, when it was read without ``--follow-symlinks``: no read returns their text. An
+        index written before the roots were recorded hides nothing until its next ``index``,
+        and then only what was read through a symlink (its other roots are unknown)."""
+        if self._hidden is None:
+            roots = self.manifest.get(ROOTS)
+            if not roots or all(roots.values()):
+                self._hidden = []
+            else:
+                rows = self.documents_table.to_table(columns=["doc_id", "source"]).to_pylist()
+                partial = bool(self.manifest.get(ROOTS_PARTIAL))
+                self._hidden = outside_roots(rows, roots, linked_only=partial)
+        return self._hidden
+
+    def _fenced(self, where: str | None) -> str | None:
+        """``where`` and "not a hidden document" (:meth:`hidden_ids`)."""
+        hidden = self.hidden_ids()
+        if not hidden:
+            return where
+        fence = f"NOT ({_in_clause('doc_id', hidden)})"
+        return fence if where is None else f"({where}) AND {fence}"
+
     def documents(self) -> list[dict[str, Any]]:
         """Every document at the committed version: ``doc_id``, ``title``, ``source``,
         ``n_chars``, ``n_chunks`` (no texts), in id order (``info --documents``, index sync)."""
@@ -448,6 +481,8 @@ class Index(IndexWriter):
         return sorted(rows, key=lambda r: r["doc_id"])
 
     def get_document(self, doc_id: str) -> Document | None:
+        if doc_id in self.hidden_ids():
+            return None
         rows = self.documents_table.to_table(
             filter=f"doc_id = {_sql_str(doc_id)}", limit=1
         ).to_pylist()
@@ -457,6 +492,8 @@ class Index(IndexWriter):
         return Document(id=r["doc_id"], text=r["text"], title=r["title"], source=r["source"])
 
     def chunks_of(self, doc_id: str) -> list[Chunk]:
+        if doc_id in self.hidden_ids():
+            return []
         rows = self.chunks_table.to_table(
             columns=CHUNK_COLUMNS, filter=f"doc_id = {_sql_str(doc_id)}"
         ).to_pylist()
@@ -482,6 +519,7 @@ class Index(IndexWriter):
                     out.append([])
                     continue
                 where = _in_clause("doc_id", list(allowed))
+            where = self._fenced(where)
             nearest = _nearest("vector", q, k, "cosine")
             if ann and where is None:  # a pool is searched exactly: its few rows may all miss
                 nearest.update(use_index=True, nprobes=ann["nprobes"], ef=ann["ef"])
@@ -509,6 +547,7 @@ class Index(IndexWriter):
         from lance.query import MatchQuery
 
         where = _in_clause("doc_id", list(doc_ids)) if doc_ids is not None else None
+        where = self._fenced(where)
         rows = self.chunks_table.to_table(
             columns=CHUNK_COLUMNS,
             full_text_query=MatchQuery(query, "text"),
@@ -520,6 +559,8 @@ class Index(IndexWriter):
 
     def neighbours(self, chunk: Chunk, radius: int = 1) -> list[Chunk]:
         """Chunks of the same document within ``radius`` positions (source order)."""
+        if chunk.doc_id in self.hidden_ids():
+            return []
         lo, hi = chunk.index - radius, chunk.index + radius
         rows = self.chunks_table.to_table(
             columns=CHUNK_COLUMNS,

@@ -128,6 +128,54 @@ def stale_documents(
     return out
 
 
+def outside_documents(
+    documents: Iterable[Mapping[str, Any]], folders: Iterable[Path], read_ids: set[str]
+) -> list[tuple[str, str, str, str]]:
+    """``(doc_id, link, file, root)`` of each document that a walk of ``folders`` found through a
+    symlink (its source lies in the folder) while its file resolves outside it: a walk that
+    does not follow such links drops them. A document this read produced (its file lies in
+    another folder given) stays."""
+    forms = [(_abs(f), _real(f)) for f in folders]
+    out: list[tuple[str, str, str, str]] = []
+    for d in documents:
+        file, at = document_file(d), found_at(d)
+        if file is None or at is None or d["doc_id"] in read_ids:
+            continue
+        for given, real in forms:
+            if (_under(at, given) or _under(at, real)) and not (
+                _under(file, real) or _under(_real(file), real)
+            ):
+                out.append((str(d["doc_id"]), at, file, real))
+                break
+    return out
+
+
+def outside_roots(
+    documents: Iterable[Mapping[str, Any]], roots: Mapping[str, bool], linked_only: bool = False
+) -> list[str]:
+    """Ids of the documents whose file resolves outside every root the index was read from
+    (``roots``: real path -> whether symlinks out of it were followed). A document found
+    through a link in a root that followed its links belongs to that root; a document with no
+    file (added as a :class:`~ragsieve.types.Document`) belongs to none and is never hidden.
+    ``linked_only``: only documents found through a link (the roots may be incomplete)."""
+    real_roots = list(roots)
+    followed = [r for r, follow in roots.items() if follow]
+    out: list[str] = []
+    for d in documents:
+        file = document_file(d)
+        if file is None or any(_under(file, r) for r in real_roots):
+            continue
+        at = found_at(d)
+        if linked_only and at is None:
+            continue
+        if at is not None and followed:
+            where = os.path.join(_real(os.path.dirname(at)), os.path.basename(at))
+            if any(_under(where, r) for r in followed):
+                continue
+        out.append(str(d["doc_id"]))
+    return out
+
+
 def check_name(arg: str) -> None:
     """Refuse a name that names nothing (``rm ""``, a script's empty variable): read as a path
     it would be the working directory, and every document under it."""

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow.compute as pc
 
-from ragsieve.checks import check_documents, check_paths
+from ragsieve.checks import check_documents, check_flag, check_paths
 from ragsieve.embed import Embedder, index_embedder
 from ragsieve.errors import ConfigError
 from ragsieve.index.config import IndexConfig, ann_settings, config_mismatch
@@ -29,6 +29,8 @@ from ragsieve.index.manifest import (
     DOCUMENTS,
     KEEP_OLD_VERSIONS,
     LOCK,
+    ROOTS,
+    ROOTS_PARTIAL,
     SCHEMA_KEY,
     _fault,
     _read_manifest,
@@ -87,6 +89,9 @@ class IndexWriter:
     #: Set by :meth:`add_sentences` (or ``open_or_create`` asked for a sentence table): the
     #: config the next write adds the sentence table with, from the chunks already stored.
     _sentences_to_add: IndexConfig | None = None
+    #: Set by :meth:`add_paths`: the roots the paths resolve to, each with whether links out
+    #: of it were followed; the commit records them in the manifest (``roots``).
+    _roots_to_add: dict[str, bool] | None = None
     embedder: Any
     _db: Any
 
@@ -156,6 +161,8 @@ class IndexWriter:
             "ann": None,
         }
         self.manifest.pop("n_sentences", None)
+        self.manifest[ROOTS] = {}  # a rebuild records the roots it reads anew
+        self.manifest.pop(ROOTS_PARTIAL, None)
         self.config = cfg
         return made
 
@@ -287,7 +294,8 @@ class IndexWriter:
                     todo.append(d)
             if SENTENCES in tables:
                 report.sentences = timings
-            if not todo and self._rebuild is None and not adding_sentences:
+            new_roots = self._roots_changed()
+            if not todo and self._rebuild is None and not adding_sentences and not new_roots:
                 report.seconds = time.perf_counter() - t0
                 return report
             self._delete_documents(tables, [renamed.get(d, d) for d in report.updated])
@@ -298,6 +306,13 @@ class IndexWriter:
             self._commit(tables, progress)
         report.seconds = time.perf_counter() - t0
         return report
+
+    def _roots_changed(self) -> bool:
+        """Whether the commit would record roots the manifest does not hold yet."""
+        if self._roots_to_add is None:
+            return False
+        held = self.manifest.get(ROOTS)
+        return held is None or {**held, **self._roots_to_add} != held
 
     def add_sentences(
         self, config: IndexConfig | None = None, progress: Progress | None = None
@@ -328,16 +343,40 @@ class IndexWriter:
         return asked
 
     def add_paths(
-        self, paths: Sequence[str | Path], progress: Progress | None = None
+        self,
+        paths: Sequence[str | Path],
+        progress: Progress | None = None,
+        *,
+        follow_symlinks: bool = False,
     ) -> tuple[AddReport, list[tuple[str, str]]]:
         """Read files/folders (see :mod:`ragsieve.io`) and :meth:`add` them.
 
-        Returns the add report and the skipped files with their reasons.
+        Returns the add report and the skipped files with their reasons. A symlink out of a
+        folder is skipped (reported) unless ``follow_symlinks``; the index records the roots
+        read and that choice, and answers no text from outside them without it.
         """
         from ragsieve.io import load_paths
 
-        loaded = load_paths(check_paths("paths", paths), progress)
-        return self.add(loaded.documents, progress), loaded.skipped
+        check_flag("follow_symlinks", follow_symlinks)
+        loaded = load_paths(check_paths("paths", paths), progress, follow_symlinks=follow_symlinks)
+        return self.add_loaded(loaded.documents, loaded.roots, follow_symlinks, progress), (
+            loaded.skipped
+        )
+
+    def add_loaded(
+        self,
+        docs: Sequence[Document],
+        roots: Sequence[str],
+        follow_symlinks: bool,
+        progress: Progress | None = None,
+    ) -> AddReport:
+        """:meth:`add` for documents read from ``roots`` (:func:`ragsieve.io.load_paths`):
+        the commit records the roots, and whether links out of them were followed."""
+        self._roots_to_add = dict.fromkeys(roots, follow_symlinks)
+        try:
+            return self.add(docs, progress)
+        finally:
+            self._roots_to_add = None
 
     def remove(self, doc_ids: Sequence[str]) -> list[str]:
         """Remove documents by id; returns the ids that were present. Atomic like :meth:`add`."""
@@ -466,6 +505,10 @@ class IndexWriter:
         )
         if SENTENCES in tables:
             manifest["n_sentences"] = tables[SENTENCES].count_rows()
+        if self._roots_to_add is not None:
+            if ROOTS not in manifest:  # written before roots were recorded
+                manifest[ROOTS_PARTIAL] = True
+            manifest[ROOTS] = {**manifest.get(ROOTS, {}), **self._roots_to_add}
         _fault("before_manifest_replace")
         _write_manifest(self.location, manifest)  # the commit point
         _fault("after_manifest_replace")

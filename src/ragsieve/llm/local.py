@@ -1,13 +1,19 @@
 """In-process GGUF models through llama.cpp (the ``xllamacpp`` binding), and where they live.
 
 Why xllamacpp: it ships prebuilt CPU wheels (``llama-cpp-python`` compiles for ~9 minutes here)
-and wraps llama.cpp's own C++ server engine, so a chat request gets the model's built-in chat
-template (jinja), OpenAI-shaped ``usage`` and ``logprobs`` -- the same code path that
-``ragsieve.llm.server`` exposes over HTTP. The engine is thread-safe; we still serialise
+and wraps llama.cpp's own C++ server engine: the model's built-in chat template (jinja),
+OpenAI-shaped ``usage`` and ``logprobs``. The engine is thread-safe; we still serialise
 generation with a lock so that per-call timings and the KV cache stay predictable.
 
+Document text is text: llama.cpp's chat endpoint renders the template with the messages in it
+and tokenizes the whole prompt with special-token parsing on, so a passage holding
+``<|im_end|>`` would close the user's turn. We render the template around placeholders
+instead, tokenize the template's own pieces with special parsing on and every message's
+content with it off, and complete from those token ids (:meth:`LlamaCppLLM.prompt_tokens`).
+
 Note: an xllamacpp ``Server`` always also listens on a random 127.0.0.1 port. We lock that
-listener with a random API key so that other local users cannot borrow the model.
+listener with a random API key so that other local users cannot borrow the model; the template
+and tokenizer calls go to it with that key (the binding has no call for them).
 
 Model files:
 
@@ -26,6 +32,7 @@ import hashlib
 import importlib.util
 import math
 import os
+import re
 import secrets
 import tempfile
 import threading
@@ -35,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsieve.errors import ConfigError, LLMError
+from ragsieve.llm.control import ALL_CONTROL, cut_at_control
 from ragsieve.llm.prompts import is_answer_prompt
 from ragsieve.types import Generation, Usage
 
@@ -300,7 +308,8 @@ class _LoopGuardedStream:
             self._timings = chunk["timings"]
         grew = False
         for choice in chunk.get("choices") or ():
-            content = (choice.get("delta") or {}).get("content")
+            # A completion's chunk has ``text``; a chat completion's a ``delta``.
+            content = choice.get("text") or (choice.get("delta") or {}).get("content")
             if content:
                 self.text += content
                 grew = True
@@ -374,6 +383,7 @@ class LlamaCppLLM:
         #: Replies the loop guard stopped (finish_reason "loop") since this object was made.
         self.loops_stopped = 0
         self._server: Any = None
+        self._client: Any = None  # HTTP to the server's own listener: template, tokenizer
         self._load_lock = threading.Lock()
         self._gen_lock = threading.Lock()
 
@@ -410,29 +420,89 @@ class LlamaCppLLM:
         params.cpuparams_batch.n_threads = self.n_threads
         params.n_threads_http = 1
         params.hostnames = ["127.0.0.1"]
-        params.api_keys = [secrets.token_urlsafe(24)]
+        key = secrets.token_urlsafe(24)
+        params.api_keys = [key]
         params.sampling.seed = self.seed
         params.verbosity = 3 if self.verbose else -1
         try:
-            return xllamacpp.Server(params)
+            server = xllamacpp.Server(params)
         except (RuntimeError, ValueError) as exc:
             raise LLMError(
                 f"llama.cpp could not load {self.model_path.name} (n_ctx={self.n_ctx}): "
                 f"{_one_line(exc)}; rerun with verbose=True for the llama.cpp log"
             ) from exc
+        import httpx
+
+        self._client = httpx.Client(
+            base_url=str(server.listening_address),
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=httpx.Timeout(600.0, connect=30.0),
+            trust_env=False,  # never through a proxy: the listener is this process's own
+        )
+        return server
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        """One call to the engine's own listener (``/apply-template``, ``/tokenize``)."""
+        self._engine()
+        try:
+            r = self._client.post(path, json=body)
+            r.raise_for_status()
+            return r.json()
+        except Exception as exc:  # httpx's errors, a bad JSON body: one line
+            raise LLMError(f"local LLM {self.name}: {path} failed: {_one_line(exc)}") from exc
+
+    def tokenize(self, text: str, *, special: bool, add_special: bool = False) -> list[int]:
+        """``text`` as this model's token ids; ``special``: its control strings as special tokens
+        (the chat template's own pieces) or as text (everything a user or a document wrote)."""
+        if not text and not add_special:
+            return []
+        body = {"content": text, "add_special": add_special, "parse_special": special}
+        tokens = self._post("/tokenize", body).get("tokens")
+        if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
+            raise LLMError(f"local LLM {self.name}: /tokenize returned no token ids")
+        return tokens
+
+    def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
+        """The chat prompt of ``messages`` as token ids, document text kept as text.
+
+        The model's chat template is rendered around a random placeholder per message; the
+        template's own pieces are tokenized with special-token parsing on (they hold its
+        markers: ``<|im_start|>``, ``<|eot_id|>``...), and each message's content with it off,
+        so a control string inside a passage or a question costs exactly its text's tokens.
+        The first piece gets the model's BOS where it wants one, as the chat endpoint does."""
+        nonce = secrets.token_hex(8)
+        marks = [f"@@ragsieve-{nonce}-{i}@@" for i in range(len(messages))]
+        shown = [{**m, "content": mark} for m, mark in zip(messages, marks, strict=True)]
+        prompt = self._post("/apply-template", {"messages": shown}).get("prompt")
+        if not isinstance(prompt, str):
+            raise LLMError(f"local LLM {self.name}: /apply-template returned no prompt")
+        content = {
+            mark: str(m.get("content") or "") for m, mark in zip(messages, marks, strict=True)
+        }
+        pieces = re.split(f"(@@ragsieve-{nonce}-[0-9]+@@)", prompt)
+        tokens: list[int] = []
+        for i, piece in enumerate(pieces):
+            if i % 2:  # a placeholder: the message's content, as text
+                tokens += self.tokenize(content[piece], special=False)
+            else:
+                tokens += self.tokenize(piece, special=True, add_special=i == 0)
+        return tokens
 
     def _chat(
         self, request: dict[str, Any], stream: _LoopGuardedStream | None = None
     ) -> dict[str, Any]:
-        """One chat completion under the generation lock: its result, or with ``stream`` the
+        """One completion of a chat (``request["messages"]``, tokenized by
+        :meth:`prompt_tokens`) under the generation lock: its result, or with ``stream`` the
         reply streamed into it (the result is then empty). An engine error is one LLMError."""
         server = self._engine()
+        body = {k: v for k, v in request.items() if k != "messages"}
+        body["prompt"] = self.prompt_tokens(request["messages"])
         with self._gen_lock:
             try:
                 if stream is None:
-                    result = server.handle_chat_completions(request)
+                    result = server.handle_completions(body)
                 else:
-                    server.handle_chat_completions(request, stream)
+                    server.handle_completions(body, stream)
                     result = {"error": stream.error} if stream.error is not None else {}
             except (RuntimeError, ValueError, TypeError) as exc:
                 raise LLMError(f"local LLM {self.name} failed: {_one_line(exc)}") from exc
@@ -471,15 +541,15 @@ class LlamaCppLLM:
         }
         if temperature <= 0:
             request["top_k"] = 1
-        if stop:
-            request["stop"] = list(stop)
+        # A reply that spells out a chat marker (it saw one as text in a passage) ends there.
+        request["stop"] = [*(stop or []), *ALL_CONTROL]
         line = self.short_answer and not stop and is_answer_prompt(messages)
         if self.loop_guard or line:
             return self._generate_guarded(request, one_line=line)
         result = self._chat(request)
         try:
             choice = result["choices"][0]
-            text = choice["message"].get("content") or ""
+            text = cut_at_control(choice.get("text") or "")
             usage = result.get("usage") or {}
             return Generation(
                 text=text,
@@ -511,7 +581,7 @@ class LlamaCppLLM:
         if stream.cut is not None:
             self.loops_stopped += 1
         return Generation(
-            text=stream.text,
+            text=cut_at_control(stream.text),
             usage=usage,
             model=self.model_path.name,
             finish_reason=stream.finish_reason,
@@ -532,8 +602,7 @@ class LlamaCppLLM:
                 "temperature": 0.0,
                 "top_k": 1,
                 "seed": self.seed,
-                "logprobs": True,
-                "top_logprobs": top,
+                "logprobs": top,  # a completion's form: the top candidates per token
             }
         )
         try:
@@ -574,7 +643,9 @@ class LlamaCppLLM:
     def close(self) -> None:
         """Free the model and its HTTP listener; a later call loads it again."""
         with self._load_lock, self._gen_lock:
-            self._server = None
+            if self._client is not None:
+                self._client.close()
+            self._server = self._client = None
 
     def __enter__(self) -> LlamaCppLLM:
         return self

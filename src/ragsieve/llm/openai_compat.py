@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 
 from ragsieve.errors import ConfigError, LLMError
+from ragsieve.llm.control import cut_at_control
 from ragsieve.types import Generation, Usage
 
 API_KEY_ENV = ("RAGSIEVE_LLM_API_KEY", "OPENAI_API_KEY")
@@ -225,7 +226,7 @@ class OpenAICompatLLM:
             prompt = "\n".join(str(m.get("content", "")) for m in messages)
             usage = Usage(count_tokens(prompt), count_tokens(text))
         return Generation(
-            text=text,
+            text=cut_at_control(text),  # a reply that spells out a chat marker ends there
             usage=usage,
             model=str(body.get("model") or self.model),
             finish_reason=str(choice.get("finish_reason") or ""),

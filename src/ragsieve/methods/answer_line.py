@@ -18,6 +18,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from ragsieve.llm.control import without_control
 from ragsieve.metrics.answer import normalize_answer
 from ragsieve.rerank.bm25 import tokenize
 from ragsieve.types import Answer, Context, SourceSpan
@@ -305,6 +306,8 @@ def answer_line(
     else:
         how, text = "reply", answer.text
     trace = {**answer.trace, "answer": how, "agrees": agrees(answer.text, span)}
+    # A span is document text: the chat markers it may hold are never part of the line.
+    text = without_control(text)
     line = replace(answer, text=text, reply=answer.text, span=span, trace=trace)
     if own and ordered and how == "reply" and is_yes_no(q):
         return abstain(line, "the question tells the reader what to say")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ragsieve.checks import invisible, invisible_note
 from ragsieve.defaults import DEFAULT_MAX_TOKENS
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.llm.budget import PromptBudget, llm_window
@@ -72,8 +73,8 @@ def timed(timings: dict[str, float], stage: str) -> Callable[[], None]:
 
 def check_questions(questions: list[str]) -> None:
     for q in questions:
-        if not q or not q.strip():
-            raise InputError("the question is empty")
+        if invisible(q):
+            raise InputError(f"the question is empty{invisible_note(q)}")
 
 
 def selection_trace(sel: Selection) -> dict[str, Any]:

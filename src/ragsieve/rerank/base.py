@@ -18,6 +18,7 @@ import numpy as np
 
 from ragsieve.embed import index_embedder
 from ragsieve.errors import ConfigError
+from ragsieve.numeric import sigmoid
 from ragsieve.types import Scored
 
 
@@ -231,7 +232,7 @@ class CrossEncoderReranker:
                 convert_to_numpy=True,
             )
         logits = np.asarray(logits, dtype=np.float32).reshape(len(texts), -1)[:, -1]
-        return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
+        return sigmoid(logits).astype(np.float32)
 
 
 # The default is the cross-encoder fused with bi-encoder cosine and BM25 (ragsieve.rerank.fusion):

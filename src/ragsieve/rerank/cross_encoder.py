@@ -26,6 +26,7 @@ import numpy as np
 
 from ragsieve.embed.onnx import cpu_session, run_each
 from ragsieve.errors import ConfigError
+from ragsieve.numeric import sigmoid as logistic
 
 MODEL_FILES = {"int8": "model.onnx", "fp32": "model_fp32.onnx"}
 DEFAULT_MAX_LENGTH = 128
@@ -64,7 +65,7 @@ def encode_pairs(tokenizer: Any, pairs: list[tuple[str, str]]) -> dict[str, np.n
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
-    return (1.0 / (1.0 + np.exp(-np.asarray(x, dtype=np.float64)))).astype(np.float32)
+    return logistic(x).astype(np.float32)
 
 
 class OnnxCrossEncoder:
@@ -188,4 +189,4 @@ class PairwiseLogits:
 
     def score(self, texts: list[str]) -> tuple[np.ndarray, int]:
         z, ran = self.logits(texts)
-        return 1.0 / (1.0 + np.exp(-z)), ran
+        return logistic(z), ran

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ragsieve.errors import ConfigError
+from ragsieve.numeric import sigmoid
 
 FEATURES = ("ce_logit", "cosine", "bm25", "bm25_rel", "cosine_rel")
 FUSION_FILE = "fusion.json"
@@ -147,7 +148,7 @@ class FusionReranker:
             return np.zeros(0, dtype=np.float32)
         x = stack(self.features(query, texts, cosines), self.weights.features)
         z = x @ np.asarray(self.weights.coef) + self.weights.intercept
-        return (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
+        return sigmoid(z).astype(np.float32)
 
 
 class AnchoredFusion:
@@ -219,7 +220,7 @@ class AnchoredFusion:
         }
         w = self.rr.weights
         z = stack(feats, w.features) @ np.asarray(w.coef) + w.intercept
-        return 1.0 / (1.0 + np.exp(-z)), ran + n_ce + n_cos
+        return sigmoid(z), ran + n_ce + n_cos
 
 
 # --------------------------------------------------------------------------- fitting

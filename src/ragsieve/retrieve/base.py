@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from ragsieve.checks import invisible, invisible_note
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.text import has_words
 from ragsieve.types import Chunk, Scored
@@ -33,8 +34,8 @@ DocFilter = Sequence[Sequence[str] | None] | None
 
 def _check_queries(queries: list[str], doc_ids: DocFilter = None) -> None:
     for q in queries:
-        if not q or not q.strip():
-            raise InputError("the query is empty")
+        if invisible(q):
+            raise InputError(f"the query is empty{invisible_note(q)}")
     if doc_ids is None:
         return
     # A flat list of ids (one query's pool, not wrapped) would be read as one pool *per query*

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ragsieve.errors import ConfigError
+from ragsieve.numeric import sigmoid
 
 #: The feature sets of Table X, by name.
 FEATURE_SETS: dict[str, tuple[str, ...]] = {
@@ -64,7 +65,7 @@ class SegmenterHead:
                 h = h @ w + b
                 if i < len(self.weights) - 1:
                     h = np.maximum(h, 0.0)
-            out[s : s + batch] = 1.0 / (1.0 + np.exp(-h[:, 0]))
+            out[s : s + batch] = sigmoid(h[:, 0])
         return out
 
     def score(self, x1: np.ndarray, x2: np.ndarray) -> np.ndarray:

@@ -39,6 +39,7 @@ import numpy as np
 
 from ragsieve.data import find_data_dir
 from ragsieve.errors import ConfigError, InputError
+from ragsieve.numeric import sigmoid
 from ragsieve.tag.model import CONFIG_FILE, MODEL_FILES, OnnxTagger
 from ragsieve.tag.module_cli import OneLineParser, check_positive, run_main
 from ragsieve.tag.pools import Pool, train_pools
@@ -131,7 +132,7 @@ def matched_threshold(
         return 0.0
     gold = rows["first"] & (rows["y"] == 1)
     share = float(np.mean(rows["old"][gold] >= old))
-    new = 1.0 / (1.0 + np.exp(-(rows["x"][gold] @ weight + bias)))
+    new = sigmoid(rows["x"][gold] @ weight + bias)
     return round(float(np.quantile(new, 1.0 - share)), 4)
 
 

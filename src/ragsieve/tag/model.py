@@ -28,6 +28,7 @@ import numpy as np
 
 from ragsieve.embed.onnx import cpu_session, run_each
 from ragsieve.errors import ConfigError
+from ragsieve.numeric import sigmoid
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
 from ragsieve.tag.span import SPAN_OUTPUT, SentenceSpan, SpanTagged, best_spans, char_span
 from ragsieve.tag.stack import Stacker, load_stacker
@@ -58,10 +59,6 @@ _HEADING = re.compile(r"^\s*#{1,6}\s")
 def is_heading(sentence: str) -> bool:
     """A markdown heading line, which the sentence splitter keeps as its own sentence."""
     return bool(_HEADING.match(sentence))
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=np.float64)))
 
 
 #: Windows per model run. One: the int8 model is dynamically quantised (activation scales
@@ -229,8 +226,8 @@ class OnnxTagger:
                 sent = arr["sentence_of"][row]
                 logits = np.asarray(tok_logits[row], dtype=np.float64)
                 for s in {int(x) for x in sent if x != NO_SENTENCE}:
-                    probs[w.passage][s] = float(_sigmoid(logits[sent == s].mean()))
-                r = float(_sigmoid(p_logits[row]))
+                    probs[w.passage][s] = float(sigmoid(logits[sent == s].mean()))
+                r = float(sigmoid(p_logits[row]))
                 if hidden is not None and (pooled[w.passage] is None or r > rel[w.passage]):
                     pooled[w.passage] = np.asarray(hidden[row], dtype=np.float32)
                 rel[w.passage] = max(rel[w.passage], r)

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from ragsieve.errors import ConfigError
+from ragsieve.numeric import sigmoid
 from ragsieve.tag.verdict import Tagged
 
 STACK_FILE = "stack.json"
@@ -206,7 +207,7 @@ def logistic(
     out = []
     for x in rows:
         z = ((x - m) / sc) @ co + intercept if len(x) else np.zeros(0)
-        out.append(1.0 / (1.0 + np.exp(-z)))
+        out.append(sigmoid(z))
     return out
 
 
