@@ -35,7 +35,7 @@ TOKEN = "test-token-0123456789"
 SEARCH_KEYS = {"chunk_id", "doc_id", "title", "text", "score", "start", "end", "tokens", "where"}
 ASK_KEYS = {
     *("question", "method", "answer", "context", "tokens", "cost", "timings", "trace", "span"),
-    "reply",
+    *("reply", "abstained", "confidence"),
 }
 
 
