@@ -37,3 +37,11 @@ class LLMError(RagsieveError):
     """The LLM backend failed (unreachable endpoint, timeout, malformed response)."""
 
     exit_code = 4
+
+
+class LLMNotInstalledError(LLMError, ConfigError):
+    """An opt-in local model's part packages are missing, or they join into the wrong file.
+
+    An LLM problem (exit 4) that is also a configuration one, so code that checks a spec with
+    ``except ConfigError`` still catches it.
+    """
