@@ -3,6 +3,9 @@
     .venv/bin/python benchmarks/reader_eval.py --dataset hotpotqa --limit 200 --budget 450 \\
         --methods naive,tagger --readers local,qwen-0.5b --out DIR
 
+Readers: ``local`` (SmolLM2-135M), ``qwen-0.5b`` and the opt-in ``qwen-1.5b``
+(Qwen2.5-Coder-1.5B, its reply the line: docs/llm.md), ``span``, or any ``get_llm`` spec.
+
 One ``ragsieve eval`` run (:func:`ragsieve.evaluate.runner.run_eval`) per reader and method on
 the same questions; each reader's rows go to ``DIR/<reader>/per_question.jsonl`` (readable by
 ``paired_eval.py``) and are reused on a rerun with the same ``--out`` and settings, gzipped as
@@ -10,8 +13,9 @@ the tracked records are (``per_question.jsonl.gz``) or not (another
 dataset, limit, budget, method list or ``--max-tokens`` there is refused). Printed per reader and
 method: F1 and EM with the difference to ``--base`` and its paired bootstrap 95% interval
 (``common.interval``, as in ``paired_eval.py``), prompt and answer tokens, replies that ran to
-``--max-tokens``, and loops (replies the loop guard stopped, or that ran to the cap ending in a
-loop). A reader is a ``get_llm`` spec with optional backend options:
+``--max-tokens``, loops (replies the loop guard stopped, or that ran to the cap ending in a
+loop), and the reader's seconds a question (its ``generate`` time; the model is loaded first).
+A reader is a ``get_llm`` spec with optional backend options:
 ``local[loop_guard=false]``; the reader ``span`` asks no LLM and scores the tagger's answer
 span (``ragsieve eval --no-llm``'s ``span_f1``/``span_em``) as the answer, so its F1 sits beside
 the LLM readers' (``-`` for a method that gives no span). F1 and EM score the answer line (the
@@ -87,6 +91,9 @@ def run_reader(reader: str, args: argparse.Namespace) -> tuple[list[dict], dict[
     spec, opts = parse_reader(reader)
     span = spec == SPAN
     llm = None if span else get_llm(spec, **opts)
+    load = getattr(llm, "load", None)
+    if callable(load):  # load time stays out of the first question's seconds
+        load()
     dataset = load_dataset(args.dataset, limit=args.limit)
     dataset = dataset.pooled() if args.pool else dataset
     rows, stopped = [], {}
@@ -126,6 +133,13 @@ def line_from(rows: Iterable[dict]) -> str:
     return ", ".join(f"{k} {n}" for k, n in counts.most_common())
 
 
+def reader_seconds(rows: Iterable[dict]) -> str:
+    """The reader's mean seconds a question (``timings["generate"]``), ``-`` where no row has
+    it (the ``span`` reader, rows from before timings were kept)."""
+    secs = [r["timings"]["generate"] for r in rows if "generate" in r.get("timings", {})]
+    return f"{np.mean(secs):.1f}" if secs else "-"
+
+
 def cell(per: dict, base: dict, metric: str) -> str:
     """``mean (diff [lo, hi])`` over the questions both have, or the mean alone (``-``: no
     question has the metric, e.g. the ``span`` reader of a method without spans)."""
@@ -148,7 +162,9 @@ def main() -> None:
     ap.add_argument("--dataset", required=True, help="a built-in name or a questions JSONL file")
     ap.add_argument("--limit", type=int, default=200, help="the first N questions")
     ap.add_argument("--methods", default="naive,tagger")
-    ap.add_argument("--readers", default="local,qwen-0.5b", help="';'-separated reader specs")
+    ap.add_argument(
+        "--readers", default="local,qwen-0.5b", help="';'-separated reader specs (qwen-1.5b, ...)"
+    )
     ap.add_argument("--base", default="naive", help="the method the others are paired with")
     ap.add_argument("--base-reader", default=None, help="pair with the same method here")
     ap.add_argument("--budget", type=int, default=None)
@@ -167,8 +183,8 @@ def main() -> None:
         + (f"reader {args.base_reader}" if args.base_reader else f"method {args.base}"),
         "",
         "| reader | method | F1 (diff [95% CI]) | EM (diff [95% CI]) | reply F1 (diff [95% CI]) "
-        "| line from | prompt tok | answer tok | at cap | loops |",
-        "|---|---|---|---|---|---|---:|---:|---:|---:|",
+        "| line from | prompt tok | answer tok | at cap | loops | reader s/q |",
+        "|---|---|---|---|---|---|---:|---:|---:|---:|---:|",
     ]
     for reader, (rows, stopped) in data.items():
         by: dict[str, dict[str, dict]] = {}
@@ -189,7 +205,7 @@ def main() -> None:
             lines.append(
                 f"| {reader} | {method} | {cell(per, base, 'f1')} | {cell(per, base, 'em')} "
                 f"| {cell(per, base, 'reply_f1')} | {line_from(per.values())} | {prompt:.0f} "
-                f"| {answer:.1f} | {len(capped)} | {looped} |"
+                f"| {answer:.1f} | {len(capped)} | {looped} | {reader_seconds(per.values())} |"
             )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

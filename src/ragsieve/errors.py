@@ -88,3 +88,11 @@ def require_extra(extra: str, what: str) -> None:
     for module, owner in EXTRA_OF_MODULE.items():
         if owner == extra and importlib.util.find_spec(module) is None:
             raise MissingExtraError(what, module, extra)
+
+
+class LLMNotInstalledError(LLMError, ConfigError):
+    """An opt-in local model's part packages are missing, or they join into the wrong file.
+
+    An LLM problem (exit 4) that is also a configuration one, so code that checks a spec with
+    ``except ConfigError`` still catches it.
+    """

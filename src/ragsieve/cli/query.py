@@ -149,9 +149,9 @@ def ask(
     llm: Annotated[
         str,
         typer.Option(
-            help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b | none (no LLM: the "
-            "tagger's answer span alone). With local and qwen-0.5b the span answers where it "
-            "can, their reply printed below it."
+            help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b | qwen-1.5b | none (no "
+            "LLM: the tagger's answer span alone). With local and qwen-0.5b the span answers "
+            "where it can, their reply printed below it."
         ),
     ] = "local",
     max_tokens: Annotated[

@@ -9,7 +9,8 @@ spec                                    backend
 ======================================  ======================================================
 ``local`` (default)                     SmolLM2-135M-Instruct Q4_1 inside the wheel, in-process
 ``local:/path/model.gguf``              any GGUF file, in-process through llama.cpp
-``qwen-0.5b``                           opt-in Qwen2.5 0.5B Q4_K_M joined from six wheels
+``qwen-0.5b``                           opt-in Qwen2.5-Coder 0.5B Q4_K_M joined from six wheels
+``qwen-1.5b``                           opt-in Qwen2.5-Coder 1.5B Q4_K_M joined from 22 wheels
 ``openai:MODEL@BASE_URL``               any OpenAI-compatible ``/chat/completions`` endpoint
 ``openai:MODEL``                        the same at ``$OPENAI_BASE_URL`` or api.openai.com
 ======================================  ======================================================
@@ -32,7 +33,8 @@ DEFAULT_SPEC = "local"
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 SPEC_FORMS = (
-    "'local', 'local:/path/model.gguf', 'qwen-0.5b', 'openai:MODEL' or 'openai:MODEL@BASE_URL'"
+    "'local', 'local:/path/model.gguf', 'qwen-0.5b', 'qwen-1.5b', 'openai:MODEL' or "
+    "'openai:MODEL@BASE_URL'"
 )
 
 Message = dict[str, str]
@@ -105,18 +107,19 @@ def _build(spec: str, kwargs: dict[str, Any]) -> LLM:
             raise ConfigError("LLM spec 'local:' needs a GGUF path, e.g. 'local:/models/m.gguf'")
         kwargs.setdefault("name", spec)
         return LlamaCppLLM(check_gguf(path), **kwargs)
-    if spec == "qwen-0.5b":
-        from ragsieve.llm.local import LlamaCppLLM, qwen_path
-
-        kwargs.setdefault("name", "qwen-0.5b")
-        kwargs.setdefault("span_first", True)  # measured weaker than the span: docs/llm.md
-        return LlamaCppLLM(qwen_path(), **kwargs)
     if spec.startswith("openai:"):
         model, base_url = _parse_openai(spec)
         from ragsieve.llm.openai_compat import OpenAICompatLLM
 
         kwargs.setdefault("name", spec)
         return OpenAICompatLLM(model, base_url, **kwargs)
+    from ragsieve.llm.local import SPLIT_MODELS, LlamaCppLLM  # no llama.cpp until a model loads
+
+    if spec in SPLIT_MODELS:  # qwen-0.5b, qwen-1.5b: opt-in models joined from part wheels
+        split = SPLIT_MODELS[spec]
+        kwargs.setdefault("name", split.name)
+        kwargs.setdefault("span_first", split.span_first)
+        return LlamaCppLLM(split.path(), **kwargs)
     raise ConfigError(f"unknown LLM spec {spec!r}: use {SPEC_FORMS}")
 
 

@@ -11,8 +11,8 @@ cost efficiency, where prices cancel. ``PRICES`` adds GPT-4o-mini's list price a
 ($0.15 / $0.60 per 1M tokens, OpenAI's announcement, not the paper) for convenience.
 
 An answer is charged at the prices its caller gives. A price not given is 0 for a local model
-(``local``, ``local:PATH``, ``qwen-0.5b``, any in-process llama.cpp model: it costs nothing,
-so ``Answer.cost`` is 0 and no cost is shown) and SAGE's example price for any other
+(``local``, ``local:PATH``, ``qwen-0.5b``, ``qwen-1.5b``, any in-process llama.cpp model: it
+costs nothing, so ``Answer.cost`` is 0 and no cost is shown) and SAGE's example price for any other
 (:func:`answer_prices`). The benchmark runner always gives prices (``eval --price-in``).
 
 Cost efficiency (Eq. 2) is ``quality / cost`` with quality any answer metric (accuracy, F1,
@@ -40,14 +40,14 @@ PRICES: dict[str, tuple[float, float]] = {
 
 
 #: The ``get_llm`` specs of in-process models (``local:PATH`` too): they cost nothing.
-LOCAL_SPECS = ("local", "qwen-0.5b")
+LOCAL_SPECS = ("local", "qwen-0.5b", "qwen-1.5b")
 #: The module of the in-process backend (llama.cpp); any model it runs is local.
 LOCAL_BACKEND = "ragsieve.llm.local"
 
 
 def is_local_llm(llm: object) -> bool:
     """Whether ``llm`` (an LLM object or a spec string) runs in this process, at no cost: the
-    llama.cpp backend, or a spec ``local``, ``local:PATH`` or ``qwen-0.5b``."""
+    llama.cpp backend, or a spec ``local``, ``local:PATH``, ``qwen-0.5b`` or ``qwen-1.5b``."""
     if type(llm).__module__ == LOCAL_BACKEND:
         return True
     name = llm if isinstance(llm, str) else getattr(llm, "name", "")

