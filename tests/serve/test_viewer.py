@@ -277,3 +277,18 @@ def test_a_running_clock_and_a_jump_to_the_kept_evidence(page: Any, viewer: str)
     page.click("#jump")
     assert page.eval_on_selector_all("#documents .cand.current", current) == [by_score[0]]
     assert page.errors == []
+
+
+def test_a_question_the_documents_do_not_answer_says_so(page: Any, viewer: str) -> None:
+    """Under the floor the page says the documents do not answer, and why; no LLM was asked for
+    a question with no word to search for, and the confidence shows beside the figures."""
+    page.goto(viewer + "/")
+    page.fill("#question", "What is the boiling point of tungsten?")
+    res = click_and_wait(page, "#ask", "/ask")
+    body = res.json()
+    assert body["abstained"] is True and body["answer"] is None
+    text = page.text_content("#answer-text")
+    assert text.startswith("The indexed documents do not answer this question")
+    assert body["trace"]["abstain"] in text
+    assert f"confidence {body['confidence']:.2f}" in page.text_content("#answer-meta")
+    assert page.errors == []
