@@ -597,8 +597,8 @@ def _read_html(path: Path) -> RichText:
     )
     if not text or not text.strip():  # a page with little running text: all of its text
         text = trafilatura.html2txt(html)
-    if not text or not text.strip():  # nested past any tree parser's limit: read it flat
-        text = flat_html_text(html)
+    if (not text or not text.strip()) and is_markup(html):  # nested past any tree parser's
+        text = flat_html_text(html)  # limit: read it flat
     return RichText(_clean(text or ""), title)
 
 
@@ -638,6 +638,18 @@ class _FlatText(HTMLParser):
     def handle_data(self, data: str) -> None:
         if not self.unseen:
             self.parts.append(data)
+
+
+def is_markup(raw: bytes) -> bool:
+    """Whether ``raw`` is text with tags: UTF-8 without NUL bytes, holding a tag. A binary file
+    named ``.html`` (a DOCX's zip bytes) is not read flat into a document of garbage."""
+    if b"\x00" in raw:
+        return False
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return re.search(rb"<[A-Za-z!/]", raw) is not None
 
 
 def flat_html_text(raw: bytes) -> str:
