@@ -241,7 +241,8 @@ def run_eval(
                         row.update(reply_em=reply.get("em"), reply_f1=reply.get("f1"))
                     row["prompt_tokens"] = ans.usage.prompt_tokens
                     row["completion_tokens"] = ans.usage.completion_tokens
-                    row["llm_calls"] = (ans.trace.get("llm") or {"calls": 0}).get("calls", 1)
+                    asked = ans.trace.get("llm")  # None: no LLM was asked (an abstention)
+                    row["llm_calls"] = asked.get("calls", 1) if asked else 0
                     row.update(abstained=ans.abstained, confidence=ans.confidence)
                     row["cost"] = llm_cost(
                         ans.usage.prompt_tokens,

@@ -295,17 +295,18 @@ def answer_line(
     options = choice_options(q) if own and not ordered else None
     chosen = chosen_option(answer.text, options, q) if options is not None else None
     said = said_yes_no(answer.text) if own and not ordered and is_yes_no(q) else None
+    held = agrees(answer.text, span)
     if chosen is not None:
         how, text = "choice", chosen
     elif said is not None:
         how, text = "yes-no", said
-    elif own and span is not None and is_two_part(q) and agrees(answer.text, span):
+    elif own and held and is_two_part(q):
         how, text = "whole", answer.text  # the reply holds the span and, maybe, the other part
     elif own and span is not None and span_answers(q, span):
         how, text = "span", span.text
     else:
         how, text = "reply", answer.text
-    trace = {**answer.trace, "answer": how, "agrees": agrees(answer.text, span)}
+    trace = {**answer.trace, "answer": how, "agrees": held}
     # A span is document text: the chat markers it may hold are never part of the line.
     text = without_control(text)
     line = replace(answer, text=text, reply=answer.text, span=span, trace=trace)

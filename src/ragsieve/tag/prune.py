@@ -391,6 +391,13 @@ def _linker_weights(
     return out
 
 
+def span_in(chars: Any, text: str, sp: Any, snap: bool) -> tuple[int, int]:
+    """The characters of span ``sp`` in ``text`` (``chars``: the tagger's ``span_chars``),
+    widened to whole words and trimmed when ``snap`` (:func:`~ragsieve.tag.span.snap_span`)."""
+    start, end = chars(text, sp)
+    return snap_span(text, start, end) if snap else (start, end)
+
+
 def neighbour_checked(
     tagger: Tagger, question: str, passages: Sequence[Passage], span: AnswerSpan, snap: bool
 ) -> AnswerSpan:
@@ -409,9 +416,7 @@ def neighbour_checked(
     sp = read[0].spans[0] if read and isinstance(read[0], SpanTagged) and read[0].spans else None
     if sp is None:
         return span
-    start, end = chars(part, sp)
-    if snap:
-        start, end = snap_span(part, start, end)
+    start, end = span_in(chars, part, sp, snap)
     if end <= start:
         return span
     return AnswerSpan(part[start:end], span.passage, span.sentence, a + start, a + end, sp.score)
@@ -453,10 +458,7 @@ def best_span(
 
     def located(k: Kept, sp: Any) -> tuple[str, int, int]:
         sentence = str(passages[k.passage][1][k.sentence])
-        start, end = chars(sentence, sp)
-        if snap:
-            start, end = snap_span(sentence, start, end)
-        return sentence, start, end
+        return sentence, *span_in(chars, sentence, sp, snap)
 
     best = best_of(kept)
     if best is None or chars is None:

@@ -207,6 +207,7 @@ def own_clause(question: str, sentence: str, start: int, end: int) -> tuple[int,
         return {(m.group(1), m.group(2)) for m in _QUALIFIED.finditer(sentence[a:b])}
 
     mine = names(*here)
-    if mine & asked or not any(n for n, _ in mine if n in {x for x, _ in asked}):
+    heads = {n for n, _ in asked}
+    if mine & asked or not any(n in heads for n, _ in mine):
         return None
     return next(((a, b) for a, b in parts if (a, b) != here and names(a, b) & asked), None)
