@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,3 +63,15 @@ def stop_server(srv: Server) -> None:
     except subprocess.TimeoutExpired:
         srv.proc.kill()
         srv.proc.wait(timeout=60)
+
+
+@contextmanager
+def served(index: Path, log: Path, *args: str) -> Iterator[Server]:
+    """A server for the block (:func:`start_server`); stopped after it, whose log must then
+    hold no traceback."""
+    srv = start_server(index, log, *args)
+    try:
+        yield srv
+    finally:
+        stop_server(srv)
+    assert "Traceback" not in srv.log_text()

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 from cli_helpers import run
-from server_helpers import Server, start_server, stop_server
+from server_helpers import Server, served
 
 pytestmark = pytest.mark.integration
 
@@ -52,10 +52,8 @@ def linked_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def server(linked_index: tuple[Path, Path]) -> Iterator[Server]:
     idx, _ = linked_index
-    srv = start_server(idx, idx.parent / "server.log", "--no-access-log")
-    yield srv
-    stop_server(srv)
-    assert "Traceback" not in srv.log_text()
+    with served(idx, idx.parent / "server.log", "--no-access-log") as srv:
+        yield srv
 
 
 def _post(srv: Server, path: str, body: dict) -> str:
@@ -109,11 +107,8 @@ def test_an_index_that_holds_a_linked_file_answers_none_of_it(tmp_path: Path) ->
         assert hits or retriever == "bm25"  # no word of the question is in the folder's files
     answer = api.ask("What is the daemon password?", index, llm="none")
     assert answer.context.chunks and SECRET not in answer.context.text
-    srv = start_server(idx, tmp_path / "server.log", "--no-access-log")
-    try:
+    with served(idx, tmp_path / "server.log", "--no-access-log") as srv:
         for retriever in ("dense", "bm25"):
             body = {"query": "daemon password lighthouse", "k": 10, "retriever": retriever}
             text = _post(srv, "/search", body)
             assert SECRET not in text and "flashes green" in text
-    finally:
-        stop_server(srv)

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from cli_helpers import run
 from rich_docs import write_folder
-from server_helpers import Server, start_server, stop_server
+from server_helpers import Server, served
 
 pytestmark = pytest.mark.integration
 
@@ -33,10 +33,8 @@ def rich_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(rich_index: Path) -> Iterator[Server]:
-    srv = start_server(rich_index, rich_index.parent / "server.log", "--no-access-log")
-    yield srv
-    stop_server(srv)
-    assert "Traceback" not in srv.log_text()
+    with served(rich_index, rich_index.parent / "server.log", "--no-access-log") as srv:
+        yield srv
 
 
 def post(srv: Server, path: str, body: dict) -> dict:
