@@ -1,4 +1,4 @@
-"""The LanceDB-backed index: chunk vectors, BM25 full text, documents, atomic manifests."""
+"""The index: Lance tables (chunk vectors, BM25 full text, documents) and atomic manifests."""
 
 from ragsieve.index.store import AddReport, Index, IndexConfig
 

@@ -31,7 +31,7 @@ class AnnSettings:
     """
 
     min_chunks: int = 25_000
-    #: Recorded in the manifest; this is what is built (``lancedb.index.HnswSq``).
+    #: Recorded in the manifest; what is built (:class:`~ragsieve.index.lance_tables.HnswSq`).
     index_type: str = "IVF_HNSW_SQ"
     m: int = 20
     ef_construction: int = 300

@@ -1,4 +1,4 @@
-"""The on-disk index: LanceDB tables plus a manifest that makes every write atomic.
+"""The on-disk index: Lance tables (in LanceDB's layout) and a manifest that makes writes atomic.
 
 Layout of an index directory::
 
@@ -50,6 +50,7 @@ from ragsieve.index.config import (
     ann_settings,
     config_mismatch,
 )
+from ragsieve.index.lance_tables import LanceDir
 from ragsieve.index.location import Location
 from ragsieve.index.manifest import (
     CHUNKS,
@@ -198,8 +199,6 @@ class Index(IndexWriter):
         Tables that never held a row are what a first run killed before its first manifest
         leaves behind, and are started over without asking.
         """
-        import lancedb
-
         _check_config(config)
         p = Location(path, storage_options)
         cfg = config or IndexConfig()
@@ -245,7 +244,7 @@ class Index(IndexWriter):
                 "created": now,
                 "updated": now,
             }
-            db = lancedb.connect(p.uri, storage_options=p.storage_options or None)
+            db = LanceDir(p.uri, p.storage_options)
             made = _empty_tables(db, cfg, embedder.dim, now)
             manifest["tables"] = {name: t.version for name, t in made.items()}
             _fault("create_before_manifest")
@@ -319,13 +318,11 @@ class Index(IndexWriter):
     # ------------------------------------------------------------------ reading
     @property
     def _db(self) -> Any:
-        """The LanceDB connection, for writes only: importing lancedb costs 1.4-2 s, which a
-        read (``search``, ``ask``) does not pay; reads open the Lance datasets directly."""
+        """The tables' folder, for writes (:class:`~ragsieve.index.lance_tables.LanceDir`);
+        reads open the Lance datasets pinned at the manifest's versions directly."""
         if self._db_handle is None:
-            import lancedb
-
             loc = self.location
-            self._db_handle = lancedb.connect(loc.uri, storage_options=loc.storage_options or None)
+            self._db_handle = LanceDir(loc.uri, loc.storage_options)
         return self._db_handle
 
     def _pin(self) -> None:

@@ -179,7 +179,7 @@ def _vector_index(
         trained = int(previous["trained_rows"])  # type: ignore[index]
         parts = int(previous["num_partitions"])  # type: ignore[index]
     else:
-        from lancedb.index import HnswSq
+        from ragsieve.index.lance_tables import HnswSq
 
         trained, parts = n_chunks, s.partitions(n_chunks)
         config = HnswSq(

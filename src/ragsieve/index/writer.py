@@ -479,7 +479,7 @@ class IndexWriter:
         return total_chunks, total_tokens
 
     def _commit(self, tables: dict[str, Any], progress: Progress | None) -> None:
-        from lancedb.index import FTS
+        from ragsieve.index.lance_tables import FTS
 
         chunks = tables[CHUNKS]
         n_chunks = chunks.count_rows()
