@@ -18,8 +18,8 @@ import ragsieve
 SRC = Path(ragsieve.__file__).resolve().parent
 
 #: Floors from the ground up: a module imports only its own floor and those below. Entry
-#: points (``ragsieve/__init__``, the ``cli`` package, ``serve``, ``integrations`` and every
-#: ``*/cli.py``) are the top floor.
+#: points (``ragsieve/__init__``, the ``cli`` package, ``serve`` and ``integrations``) are the
+#: top floor.
 FLOORS: list[set[str]] = [
     {"errors", "types", "data", "checks", "defaults", "numeric"},
     {"text", "io", "metrics", "formats", "progress", "titles"},
@@ -42,13 +42,31 @@ def _modules() -> dict[str, Path]:
     return out
 
 
+#: Calls that load a module by its name: a module that makes one loads every ragsieve module it
+#: names in a string literal (``importlib.import_module("ragsieve.x")``, a name -> module map
+#: such as ``ragsieve._LAZY``, a tuple of modules looped over).
+LOADERS = {"import_module", "__import__"}
+
+
+def _loads_by_name(tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name in LOADERS:
+                return True
+    return False
+
+
 def _imports(path: Path, known: set[str]) -> set[str]:
-    """ragsieve modules imported anywhere in ``path`` except under ``if TYPE_CHECKING``."""
+    """ragsieve modules imported anywhere in ``path`` except under ``if TYPE_CHECKING``, and,
+    in a module that loads modules by name, every ragsieve module a string literal names."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skip.update(id(n) for n in ast.walk(node))
+    by_name = _loads_by_name(tree)
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skip:
@@ -58,6 +76,8 @@ def _imports(path: Path, known: set[str]) -> set[str]:
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
         elif isinstance(node, ast.Import):
             names = [a.name for a in node.names]
+        elif by_name and isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value]
         found.update(n for n in names if n in known)
     return found
 
@@ -72,8 +92,6 @@ def _floor(module: str) -> int:
     parts = module.split(".")
     if len(parts) == 1:
         return len(FLOORS) - 1  # ragsieve/__init__.py
-    if parts[-1] == "cli":
-        return len(FLOORS) - 1
     for i, names in enumerate(FLOORS):
         if parts[1] in names:
             return i
