@@ -50,8 +50,8 @@ def train_tagger(
     from dataclasses import replace
 
     from ragsieve.data import find_data_dir
-    from ragsieve.tag.data import SOURCES, SourceSizes
-    from ragsieve.tag.train import TaggerTrainConfig, train
+    from ragsieve.tag.fit.data import SOURCES, SourceSizes
+    from ragsieve.tag.fit.train import TaggerTrainConfig, train
 
     names = [s.strip() for s in (leave_out or "").split(",") if s.strip()]
     for name in names:
