@@ -48,7 +48,7 @@ def questions(dataset: str, limit: int | None) -> Any:
     ``squad`` the first ``SQUAD_PER_ARTICLE`` questions of each held-out ``SQUAD_ARTICLES``."""
     from ragsieve.evaluate.runner import select_dataset
     from ragsieve.evaluate.schema import EvalDataset
-    from ragsieve.tag.data import SQUAD_HELD_OUT_ARTICLES
+    from ragsieve.tag.fit.data import SQUAD_HELD_OUT_ARTICLES
 
     if dataset != "squad":
         return select_dataset(dataset, None, None, limit, False)

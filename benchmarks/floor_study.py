@@ -3,7 +3,7 @@ pools and on unanswerable ones, so that the abstention point is chosen on dev.
 
     .venv/bin/python -m benchmarks floor_study --split dev --out rows.jsonl [--limit 150]
 
-Each question of the split (``ragsieve.tag.pools.load_split``: HotpotQA and SQuAD pools, dev =
+Each question of the split (``ragsieve.tag.fit.pools.load_split``: HotpotQA and SQuAD pools, dev =
 questions held out of training) is read three times through :func:`ragsieve.prune`:
 ``answerable`` (its own pool), ``gold_removed`` (its pool without the passages that hold gold
 sentences: a real question whose evidence is gone) and ``foreign`` (the next question's pool
@@ -23,7 +23,7 @@ from typing import Any
 from ragsieve import prune
 from ragsieve.data import find_data_dir
 from ragsieve.metrics.answer import f1
-from ragsieve.tag.pools import load_split
+from ragsieve.tag.fit.pools import load_split
 
 
 def passages(pool: list[Any], drop_gold: bool) -> list[tuple[str, str]]:

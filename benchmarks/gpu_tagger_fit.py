@@ -1,7 +1,7 @@
-"""Runs ``python -m ragsieve.tag.train`` steps on a machine that has the repository but not
+"""Runs ``python -m ragsieve.tag.fit.train`` steps on a machine that has the repository but not
 ragsieve's index dependencies (a lent GPU machine: torch, transformers, tokenizers and onnx,
 no LanceDB). ``ragsieve/__init__`` imports the index, so the package is registered without
-running it; ``ragsieve.tag.train`` itself needs none of it.
+running it; ``ragsieve.tag.fit.train`` itself needs none of it.
 
     python3 benchmarks/gpu_tagger_fit.py fit --examples .gpu/examples.jsonl.xz \
         --device cuda --out OUT [--time-limit MIN] [--seed N] [--set KEY=VALUE ...]
@@ -21,7 +21,7 @@ spec = importlib.util.spec_from_file_location(
 assert spec is not None
 sys.modules["ragsieve"] = importlib.util.module_from_spec(spec)
 
-from ragsieve.tag.module_cli import run_main  # noqa: E402
-from ragsieve.tag.train import main  # noqa: E402
+from ragsieve.tag.fit.args import run_main  # noqa: E402
+from ragsieve.tag.fit.train import main  # noqa: E402
 
 sys.exit(run_main(main, sys.argv[1:]))

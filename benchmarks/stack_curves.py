@@ -3,7 +3,7 @@
 
     .venv/bin/python -m benchmarks stack_curves BASE/stack.json OTHER/stack.json
 
-``fit_stack`` stores each stacker's 5-fold out-of-fold curve on the dev pools (budget 450).
+``tag.fit.stack`` stores each stacker's 5-fold out-of-fold curve on the dev pools (budget 450).
 For every BASE threshold from 0.05 to 0.15 this takes OTHER's threshold with the most mean
 tokens (HotpotQA and SQuAD dev averaged) not above BASE's, and prints OTHER minus BASE for
 answer and evidence recall on each dev set, and HotpotQA's distractor share. The last line is

@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks tagger_dev_file --out DEV.jsonl [--squad 200]
     ragsieve eval --dataset DEV.jsonl --llm local --methods "tagger,tagger[open=true]" --out DIR
 
-The pools are :func:`ragsieve.tag.pools.load_split`'s ``dev`` (the HotpotQA train questions
+The pools are :func:`ragsieve.tag.fit.pools.load_split`'s ``dev`` (the HotpotQA train questions
 held out of training, and ``--squad`` SQuAD-train questions of the dev articles, seed 5), one
 line per question with its passages and sentence gold: what a decision about the tagger's
 defaults that needs an LLM reader is measured on (no test question is read).
@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from ragsieve.data import find_data_dir
-from ragsieve.tag.pools import load_split
+from ragsieve.tag.fit.pools import load_split
 
 
 def main() -> None:

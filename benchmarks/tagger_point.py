@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks tagger_dev_file --out DEV.jsonl
     .venv/bin/python -m benchmarks tagger_point --dataset DEV.jsonl [--model DIR] [--write]
 
-``fit_stack`` chooses the stacker's point against its own naive (the dev pools' passages at the
+``tag.fit.stack`` chooses the stacker's point against its own naive (the dev pools' passages at the
 budget). This runs ``ragsieve eval`` itself (the evaluation index, hybrid candidates, budget
 450, no LLM) on the dev file (95 HotpotQA rows, 200 SQuAD rows) for ``threshold`` 0.16, 0.15,
 ..., 0.04 and picks the tightest point at which, on the HotpotQA rows, evidence recall is at
@@ -43,7 +43,10 @@ def main() -> None:
     model = args.model or shipped_model_dir()
     stacker = load_stacker(model)
     if args.write and stacker is None:  # before the ten-minute run, not after it
-        raise SystemExit(f"{model} has no {STACK_FILE} to write the point to: run fit_stack first")
+        raise SystemExit(
+            f"{model} has no {STACK_FILE} to write the point to: "
+            "run python -m ragsieve.tag.fit.stack first"
+        )
     opt = f",model={model}" if args.model else ""
     labels = {t: f"tagger[threshold={t}{opt}]" for t in GRID}
     dataset = load_dataset(str(args.dataset), limit=None)
@@ -77,7 +80,7 @@ def main() -> None:
         )
     print(f"chosen: {chosen}" if chosen is not None else "none passes: the fitted point stays")
     if args.write and stacker is not None and chosen is not None:
-        # Stacker.save writes atomically; the file's other keys (fit_stack's "dev" curves, an
+        # Stacker.save writes atomically; the file's other keys (tag.fit.stack's "dev" curves, an
         # earlier fit_threshold) ride along as its extra.
         data = json.loads((Path(model) / STACK_FILE).read_text("utf-8"))
         extra = {k: v for k, v in data.items() if k not in stacker.to_dict()}

@@ -10,7 +10,7 @@ dozens of points costs little more than one.
 
 Splits (nothing on ``test`` chose anything):
 - **dev**: HotpotQA train questions in distractor format held out of training
-  (``tag.data.hotpot_dev_questions``: 95 questions, 10 paragraphs each, sentence gold), and
+  (``tag.fit.data.hotpot_dev_questions``: 95 questions, 10 paragraphs each, sentence gold), and
   SQuAD v1.1 *train* dev-articles questions (``SQUAD_TRAIN_DEV_MOD``): the answer paragraph
   and the 9 BM25-nearest paragraphs of its article.
 - **test**: AMOR's 100 HotpotQA questions (their 10 paragraphs each, sentence gold) and SQuAD
@@ -38,7 +38,7 @@ from typing import Any
 from common import RESULTS
 
 from ragsieve.data import find_data_dir
-from ragsieve.tag import pools
+from ragsieve.tag.fit import pools
 from ragsieve.tag.model import OnnxTagger, Passage, Tagged
 from ragsieve.tag.prune import prune
 
@@ -132,7 +132,7 @@ def sweep(
 
 
 def choose(result: dict, tolerance: float = pools.TOLERANCE) -> tuple[float, float]:
-    """``tag.pools.choose_point`` over the raw grid. With ``tolerance=0`` the shipped model's
+    """``tag.fit.pools.choose_point`` over the raw grid. With ``tolerance=0`` the shipped model's
     dev sweep picks 0.2/0.5, which keeps the same HotpotQA tokens at 0.045 less answer recall
     than 0.3/0.3 (BENCHMARKS.md)."""
     sets = result["sets"]
@@ -183,7 +183,7 @@ def main() -> None:
         choices=("raw", "stack"),
         default="raw",
         help="raw: threshold x passage threshold on the tagger's probability; stack: the "
-        "stacker's threshold (its own choice is made by `python -m ragsieve.tag.fit_stack`)",
+        "stacker's threshold (its own choice is made by `python -m ragsieve.tag.fit.stack`)",
     )
     args = ap.parse_args()
     only = [x.strip() for x in args.sets.split(",") if x.strip()]

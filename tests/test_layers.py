@@ -2,8 +2,10 @@
 
 Two checks, because each misses what the other finds: a fresh interpreter importing every
 module in alphabetical order fails on a cycle that breaks at import time, and the static graph
-(every ``import`` in a module, including those inside functions, but not ``TYPE_CHECKING``
-ones) finds the cycles and upward imports that lazy imports hide until a code path runs.
+(every ``import`` in a module, including those inside functions, and every module loaded by
+name) finds the cycles and upward imports that lazy imports hide until a code path runs. The
+cycle check reads what runs (not ``TYPE_CHECKING`` imports); the floor check reads those too,
+since a type named from a higher floor ties a lower one to its concept all the same.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import ragsieve
 SRC = Path(ragsieve.__file__).resolve().parent
 
 #: Floors from the ground up: a module imports only its own floor and those below. Entry
-#: points (``ragsieve/__init__``, the ``cli`` package, ``serve``, ``integrations`` and every
-#: ``*/cli.py``) are the top floor.
+#: points (``ragsieve/__init__``, the ``cli`` package, ``serve`` and ``integrations``) are the
+#: top floor.
 FLOORS: list[set[str]] = [
     {"errors", "types", "data", "checks", "defaults", "numeric"},
     {"text", "io", "metrics", "formats", "progress", "titles"},
@@ -42,13 +44,32 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _imports(path: Path, known: set[str]) -> set[str]:
-    """ragsieve modules imported anywhere in ``path`` except under ``if TYPE_CHECKING``."""
+#: Calls that load a module by its name: a module that makes one loads every ragsieve module it
+#: names in a string literal (``importlib.import_module("ragsieve.x")``, a name -> module map
+#: such as ``ragsieve._LAZY``, a tuple of modules looped over).
+LOADERS = {"import_module", "__import__"}
+
+
+def _loads_by_name(tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name in LOADERS:
+                return True
+    return False
+
+
+def _imports(path: Path, known: set[str], typing: bool = False) -> set[str]:
+    """ragsieve modules imported anywhere in ``path`` (under ``if TYPE_CHECKING`` only with
+    ``typing``), and, in a module that loads modules by name, every ragsieve module a string
+    literal names."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not typing and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skip.update(id(n) for n in ast.walk(node))
+    by_name = _loads_by_name(tree)
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skip:
@@ -58,22 +79,22 @@ def _imports(path: Path, known: set[str]) -> set[str]:
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
         elif isinstance(node, ast.Import):
             names = [a.name for a in node.names]
+        elif by_name and isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value]
         found.update(n for n in names if n in known)
     return found
 
 
-def _graph() -> dict[str, set[str]]:
+def _graph(typing: bool = False) -> dict[str, set[str]]:
     mods = _modules()
     known = set(mods)
-    return {m: _imports(p, known) - {m} for m, p in mods.items()}
+    return {m: _imports(p, known, typing) - {m} for m, p in mods.items()}
 
 
 def _floor(module: str) -> int:
     parts = module.split(".")
     if len(parts) == 1:
         return len(FLOORS) - 1  # ragsieve/__init__.py
-    if parts[-1] == "cli":
-        return len(FLOORS) - 1
     for i, names in enumerate(FLOORS):
         if parts[1] in names:
             return i
@@ -111,10 +132,34 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": set()}) is None
 
 
+def test_loads_by_name_and_type_only_imports_are_seen(tmp_path: Path) -> None:
+    known = {"ragsieve.api", "ragsieve.index", "ragsieve.serve"}
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text(
+        "import importlib\n"
+        "_LAZY = {'ask': 'ragsieve.api'}\n"
+        "def load(name):\n"
+        "    return importlib.import_module(_LAZY[name])\n",
+        encoding="utf-8",
+    )
+    assert _imports(lazy, known) == {"ragsieve.api"}
+    # A module's name in a string is no import where nothing loads by name (a logger's name).
+    named = tmp_path / "named.py"
+    named.write_text("import logging\nlog = logging.getLogger('ragsieve.serve')\n", "utf-8")
+    assert _imports(named, known) == set()
+    typed = tmp_path / "typed.py"
+    typed.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ragsieve.index import X\n",
+        encoding="utf-8",
+    )
+    assert _imports(typed, known) == set()
+    assert _imports(typed, known, typing=True) == {"ragsieve.index"}
+
+
 def test_no_module_imports_a_higher_floor() -> None:
     upward = [
         f"{m} (floor {_floor(m)}) imports {n} (floor {_floor(n)})"
-        for m, targets in sorted(_graph().items())
+        for m, targets in sorted(_graph(typing=True).items())
         for n in sorted(targets)
         if _floor(n) > _floor(m)
     ]

@@ -133,7 +133,7 @@ def test_the_second_reading_counts_only_where_it_finds_the_passage_relevant(
 
 def test_readings_keep_the_raw_second_readings(tagger: OnnxTagger) -> None:
     from ragsieve.data import find_data_dir
-    from ragsieve.tag.fit_stack import dev_pools
+    from ragsieve.tag.fit.stack import dev_pools
     from ragsieve.tag.prune import readings
 
     q = dev_pools(find_data_dir(), squad=1, limit=1)["hotpot"][0]

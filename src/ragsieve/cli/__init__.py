@@ -5,9 +5,13 @@ stderr (``error: ...``) and exit non-zero; ``--debug`` anywhere on the line (or
 ``RAGSIEVE_DEBUG=1``) shows the traceback instead.
 
 One module per command group: :mod:`~ragsieve.cli.index` (index, rm, info, repair),
-:mod:`~ragsieve.cli.query` (search, ask, explain), :mod:`~ragsieve.cli.eval`; the commands that
-live beside their stage (``train-reranker``, ``segment``, ``serve``, ...) add themselves from
-their own ``cli`` module. :mod:`~ragsieve.cli.common` holds what the groups share.
+:mod:`~ragsieve.cli.query` (search, ask, explain), :mod:`~ragsieve.cli.eval`,
+:mod:`~ragsieve.cli.rerank` (train-reranker, rerank, eval-reranker, train-fusion),
+:mod:`~ragsieve.cli.segment` (segment, train-segmenter), :mod:`~ragsieve.cli.serve`,
+:mod:`~ragsieve.cli.agent` (train-agent) and :mod:`~ragsieve.cli.tag` (train-tagger, prune).
+:mod:`~ragsieve.cli.common` holds what the groups share, :mod:`~ragsieve.cli.train` the options
+every ``train-*`` command shares. Each module imports only Typer and light modules at the top;
+what a command needs (torch, FastAPI, the models) it imports when it runs.
 """
 
 from __future__ import annotations
@@ -18,9 +22,14 @@ from typing import Annotated
 
 import typer
 
+from ragsieve.cli import agent as agent_group
 from ragsieve.cli import eval as eval_group
 from ragsieve.cli import index as index_group
 from ragsieve.cli import query as query_group
+from ragsieve.cli import rerank as rerank_group
+from ragsieve.cli import segment as segment_group
+from ragsieve.cli import serve as serve_group
+from ragsieve.cli import tag as tag_group
 from ragsieve.errors import RagsieveError, missing_extra
 
 # rich_markup_mode=None: help text is printed as written. Rich markup would read the method
@@ -65,29 +74,16 @@ app.command("eval")(eval_group.eval_cmd)
 app.command()(index_group.rm)
 app.command()(index_group.info)
 app.command()(index_group.repair)
-
-
-def _register_plugins() -> None:
-    """Commands that live beside their stage (``train-reranker`` etc.) add themselves here."""
-    import importlib
-
-    for mod in (
-        "ragsieve.rerank.cli",
-        "ragsieve.segment.cli",
-        "ragsieve.serve.cli",
-        "ragsieve.agent.cli",
-        "ragsieve.tag.cli",
-    ):
-        try:
-            module = importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
-            continue
-        module.register(app)
-
-
-_register_plugins()
+app.command("train-reranker")(rerank_group.train_reranker)
+app.command("rerank")(rerank_group.rerank_cmd)
+app.command("eval-reranker")(rerank_group.eval_reranker)
+app.command("train-fusion")(rerank_group.train_fusion_cmd)
+app.command("segment")(segment_group.segment_cmd)
+app.command("train-segmenter")(segment_group.train_segmenter_cmd)
+app.command("serve")(serve_group.serve)
+app.command("train-agent")(agent_group.train_agent_cmd)
+app.command("train-tagger")(tag_group.train_tagger)
+app.command("prune")(tag_group.prune_cmd)
 
 
 def _usage_line(e: typer.TyperException) -> str:

@@ -129,8 +129,8 @@ def _where(
 
 
 def _names(idx: Any, hits: Any) -> dict[str, str]:
-    """``doc_id -> name`` of the documents ``hits`` come from (:mod:`ragsieve.titles`)."""
-    from ragsieve.titles import names_in_index
+    """``doc_id -> name`` of the documents ``hits`` come from (:mod:`ragsieve.index.names`)."""
+    from ragsieve.index.names import names_in_index
 
     return names_in_index(idx, [(s.chunk.doc_id, s.chunk.title) for s in hits])
 
@@ -297,7 +297,7 @@ def _span_line(
     if located is not None:
         at = _where(located.chunk, where, names)
     else:
-        from ragsieve.titles import names_in_index
+        from ragsieve.index.names import names_in_index
 
         name = names_in_index(idx, [(span.doc_id, span.title)]).get(span.doc_id)
         at = f"{name or span.title or span.doc_id}; its sentence is outside the context"

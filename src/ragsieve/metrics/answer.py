@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ragsieve.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ragsieve.evaluate.schema import EvalQuestion
+    from ragsieve.metrics.gold import Gold
 
 __all__ = [
     "accuracy_mc",
@@ -233,7 +233,7 @@ def meteor(prediction: str, references: Iterable[str]) -> float | None:
     return _meteor(prediction, references, wordnet)
 
 
-def answer_metrics(prediction: str, question: EvalQuestion) -> dict[str, float | None]:
+def answer_metrics(prediction: str, question: Gold) -> dict[str, float | None]:
     """The answer metrics of one question: ``accuracy`` for multiple choice; otherwise ``em``,
     ``f1``, ``rouge_l``, ``rouge_1``, ``bleu_1``, ``bleu_4``, ``meteor_nosyn`` (all ``None`` for
     a question without gold answers, e.g. MS MARCO's retrieval-only file)."""

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ragsieve.evaluate.schema import EvalQuestion
+    from ragsieve.metrics.gold import Gold
 
 __all__ = [
     "KS",
@@ -348,7 +348,7 @@ def ie(context_texts: Sequence[str], evidence: Iterable[str]) -> float | None:
     )
 
 
-def _question_answer_recall(texts: Sequence[str], question: EvalQuestion) -> float | None:
+def _question_answer_recall(texts: Sequence[str], question: Gold) -> float | None:
     """:func:`answer_recall` of one question. A question asked in parts (two-part, list, how-to)
     carries ``meta["parts"]``, one list of acceptable strings per part; its joined answer never
     occurs verbatim, so the context holds its answer (1.0) only when it holds every part, else
@@ -360,7 +360,7 @@ def _question_answer_recall(texts: Sequence[str], question: EvalQuestion) -> flo
     return float(all(found)) if found else None
 
 
-def context_metrics(context_texts: Sequence[str], question: EvalQuestion) -> dict[str, Any]:
+def context_metrics(context_texts: Sequence[str], question: Gold) -> dict[str, Any]:
     """All context metrics of one question, with the normalisation done once.
 
     Keys: ``context_tokens``, ``answer_recall``, ``evidence_recall``, ``evidence_precision``,

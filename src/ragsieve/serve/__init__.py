@@ -1,8 +1,8 @@
 """``ragsieve serve``: the search and ask pipeline as an HTTP API (FastAPI + uvicorn).
 
-Kept import-light on purpose: ``ragsieve.cli`` imports :mod:`ragsieve.serve.cli` on every
-command to register ``serve``, so FastAPI, uvicorn and the models are imported only when a
-server is actually built (:func:`ragsieve.serve.app.create_app`).
+Kept import-light on purpose: FastAPI, uvicorn and the models are imported only when a server
+is actually built (:func:`ragsieve.serve.app.create_app`); the ``serve`` command is
+:mod:`ragsieve.cli.serve`.
 """
 
 from __future__ import annotations

@@ -5,11 +5,11 @@ weights were learned with a distillation term towards the cross-encoder, which c
 HotpotQA distractor from evidence, and a logistic regression on the head's own input separates
 them far better (docs/tagger.md: dev AUC on the bridge hop's readings). So
 the head can be read (:func:`with_pooled_output`) and replaced (:func:`replace_passage_head`)
-without touching the encoder: a refit on the CPU in minutes (``ragsieve.tag.fit_head``).
+without touching the encoder: a refit on the CPU in minutes (``ragsieve.tag.fit.head``).
 
 The span head (:mod:`ragsieve.tag.span`) reads the token head's input, the last hidden state
 per word piece: :func:`with_hidden_output` exposes it for a fit on frozen features
-(``ragsieve.tag.fit_span``) and :func:`add_span_head` writes ``span_logits`` (start and end
+(``ragsieve.tag.fit.span``) and :func:`add_span_head` writes ``span_logits`` (start and end
 logits per word piece) beside the other outputs, which stay bit-identical.
 """
 

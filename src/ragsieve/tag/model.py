@@ -74,7 +74,7 @@ class OnnxTagger:
     ``variant`` picks ``model.onnx`` (int8) or ``model_fp32.onnx`` (a training folder);
     ``batch_size`` is windows per model run (:data:`DEFAULT_BATCH_SIZE`); ``pooled`` also
     returns each passage's pooled hidden state (:attr:`Tagged.pooled`), for
-    ``ragsieve.tag.fit_head``."""
+    ``ragsieve.tag.fit.head``."""
 
     name = "tagger"
 

@@ -205,7 +205,7 @@ def operating_point(
     stacker = tagger.stacker if stack is not False else None
     if stack is True and stacker is None:
         raise ConfigError(
-            "this tagger model has no stack.json: fit one with `python -m ragsieve.tag.fit_stack`"
+            "this tagger model has no stack.json: fit one with `python -m ragsieve.tag.fit.stack`"
         )
     decides: Stacker | Tagger = stacker if stacker is not None else tagger
     default = stacker.threshold_for(bool(open_point)) if stacker is not None else tagger.threshold

@@ -21,7 +21,7 @@ It has two operating points, both chosen on dev, each against naive in its own r
 A passage below the stacker's ``passage_threshold`` (a floor on the passage head) keeps nothing
 but ``min_keep``, as in the raw rule.
 
-Weights are fitted on the dev split's pools (``python -m ragsieve.tag.fit_stack``: HotpotQA
+Weights are fitted on the dev split's pools (``python -m ragsieve.tag.fit.stack``: HotpotQA
 train questions and SQuAD train dev-article questions that training never read) and its
 threshold chosen there by 5-fold cross-validation, then stored as ``stack.json`` beside the
 model. This is our design, not a paper's: Provence thresholds its token probabilities
@@ -141,7 +141,7 @@ class Stacker:
         ):
             raise ConfigError(
                 f"stacker features {list(self.features)} do not match this ragsieve's "
-                f"{list(FEATURES)}: refit it with `python -m ragsieve.tag.fit_stack`"
+                f"{list(FEATURES)}: refit it with `python -m ragsieve.tag.fit.stack`"
             )
 
     def probs(self, rows: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -183,7 +183,7 @@ class Stacker:
 
 def load_stacker(model_dir: Path) -> Stacker | None:
     """The model folder's stacker, or None where it has none (a model trained before it, or
-    one trained without ``fit_stack``)."""
+    one trained without ``tag.fit.stack``)."""
     path = Path(model_dir) / STACK_FILE
     if not path.is_file():
         return None

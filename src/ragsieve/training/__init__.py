@@ -19,8 +19,6 @@ Each trainer keeps its recipe (data, model, loss) and gets from here what every 
   exporter is installed before a run starts.
 * :func:`data_hashes`, :func:`run_record`, :func:`card_section` (``card.py``): sha256 of every
   data file read, and the run's facts in ``training_info.json`` and ``MODEL_CARD.md``.
-* ``training/cli.py``: ``SeedOpt``, ``DeviceOpt``, ``TimeLimitOpt``, ``ThreadsOpt`` and
-  :func:`~ragsieve.training.cli.run_options` for the ``train-*`` commands.
 
 Usage::
 

@@ -236,7 +236,7 @@ def hotpot_dev_questions(data_dir: Path) -> list[dict[str, Any]]:
 
 def hotpot_train_questions(data_dir: Path) -> list[dict[str, Any]]:
     """The HotpotQA distractor-format questions training reads (every one outside the dev
-    ranges), for fits on the tagger's own training questions (``ragsieve.tag.fit_head``)."""
+    ranges), for fits on the tagger's own training questions (``ragsieve.tag.fit.head``)."""
     return _hotpot_split(data_dir, dev=False)
 
 

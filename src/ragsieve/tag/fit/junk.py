@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from ragsieve.tag.data import UNKNOWN, Example
+from ragsieve.tag.fit.data import UNKNOWN, Example
 
 #: Heading words that stand alone on a line of a manual's layout (a heading with no content).
 _JUNK_WORDS = ("Contents", "Table of Contents", "Miscellaneous", "Notes", "See also", "Index")

@@ -16,7 +16,7 @@ import pytest
 from cli_helpers import assert_one_line_error, run
 
 from ragsieve.data import sha256_file
-from ragsieve.tag.data import (
+from ragsieve.tag.fit.data import (
     HOTPOT_DISTRACTOR,
     HOTPOT_DISTRACTOR_495,
     IRCOT_HELD_OUT,
@@ -176,7 +176,7 @@ def test_vary_lengths_keeps_a_gold_sentence_in_every_positive_window(
 def test_positives_carry_the_answer_their_gold_sentence_spells(examples: list[Example]) -> None:
     """The span head's target: a positive passage keeps the answer text where a gold sentence
     (or, for paragraph gold, any sentence) holds it; negatives and yes/no answers carry none."""
-    from ragsieve.tag.data import with_answer
+    from ragsieve.tag.fit.data import with_answer
 
     with_ans = [e for e in examples if e.answer]
     assert {e.source for e in with_ans} >= {"squad_train", "qed", "hotpot"}
@@ -218,7 +218,7 @@ def test_junk_lines_are_inserted_at_zero_and_spare_unknown_labels(
     passage label, gold sentences and answer as they were, and never touch paragraph gold."""
     import random
 
-    from ragsieve.tag.junk import add_junk
+    from ragsieve.tag.fit.junk import add_junk
     from ragsieve.text import has_words
 
     out = add_junk(examples, random.Random(3), 1.0)
@@ -257,8 +257,8 @@ def test_a_time_limited_run_resumes_through_the_harness_and_exports(
 ) -> None:
     """Through :func:`train`, as ``train-tagger`` runs it. (That a resumed run ends on the
     uninterrupted run's weights, bit for bit, is the harness's loop: tests/training.)"""
-    from ragsieve.tag.card import DEV_THRESHOLDS, set_operating_point
-    from ragsieve.tag.train import TaggerTrainConfig, train
+    from ragsieve.tag.fit.card import DEV_THRESHOLDS, set_operating_point
+    from ragsieve.tag.fit.train import TaggerTrainConfig, train
 
     cfg = TaggerTrainConfig(
         sizes=TINY, batch_size=4, max_length=128, hotpot_repeat=1, dev_per_source=3
@@ -316,7 +316,7 @@ def test_the_shipped_tagger_read_back_into_torch_scores_as_its_onnx_file(
     read) covers every weight of the network, and the dequantised fp32 network ranks the
     sentences as the int8 session does."""
     from ragsieve.tag.encode import PassageEncoder, load_tokenizer
-    from ragsieve.tag.net import build_net, onnx_state_dict, sentence_logits_torch
+    from ragsieve.tag.fit.net import build_net, onnx_state_dict, sentence_logits_torch
     from ragsieve.text import sentence_texts
 
     model_dir = shipped_model_dir()
@@ -369,11 +369,11 @@ def test_the_shipped_tagger_read_back_into_torch_scores_as_its_onnx_file(
 
 
 def test_a_fit_json_from_before_the_harness_still_exports() -> None:
-    """``python -m ragsieve.tag.train export`` reads the ``config`` of a ``fit.json`` written
+    """``python -m ragsieve.tag.fit.train export`` reads the ``config`` of a ``fit.json`` written
     on a GPU machine before the harness (run options beside the recipe) and of one written
     now; an unknown option is a one-line error."""
     from ragsieve.errors import ConfigError
-    from ragsieve.tag.recipe import DEFAULT_RUN, TaggerTrainConfig, split_config
+    from ragsieve.tag.fit.recipe import DEFAULT_RUN, TaggerTrainConfig, split_config
 
     recipe = asdict(TaggerTrainConfig())
     before = {**recipe, "seed": 13, "threads": 8, "device": "cuda", "time_limit_min": 5.0}
@@ -391,7 +391,7 @@ def test_set_values_are_json_or_plain_words() -> None:
     """``--set teacher=none`` is the word (stop 41's GPU plan wrote it so, and ``json.loads``
     alone raised a traceback on it); numbers, booleans and lists stay JSON."""
     from ragsieve.errors import InputError
-    from ragsieve.tag.train import parse_sets
+    from ragsieve.tag.fit.train import parse_sets
 
     got = parse_sets(["teacher=none", "epochs=2", "lr=1e-4", 'leave_out=["qed"]', "x=true"])
     assert got == {"teacher": "none", "epochs": 2, "lr": 1e-4, "leave_out": ["qed"], "x": True}
@@ -403,16 +403,16 @@ def test_set_values_are_json_or_plain_words() -> None:
 def test_the_gpu_steps_fit_a_plain_word_option_and_refuse_bad_input_in_one_line(
     tmp_path: Path, examples: list[Example]
 ) -> None:
-    """``python -m ragsieve.tag.train fit`` as a GPU lease runs it (here on the CPU, a few
+    """``python -m ragsieve.tag.fit.train fit`` as a GPU lease runs it (here on the CPU, a few
     real examples): ``--set teacher=none`` reaches the recipe the weights record; every bad
     input is one line and exit 2 before any data is read, and leaves ``--out`` unwritten."""
-    from ragsieve.tag.net import load_weights
+    from ragsieve.tag.fit.net import load_weights
 
     path = tmp_path / "examples.jsonl.xz"
     save_examples(path, [e for e in examples if e.split == "train"][:24])
     out = tmp_path / "fit"
     small = ["--set", "batch_size=8", "--set", "max_length=96", "--set", "epochs=1"]
-    tag_train = "ragsieve.tag.train"
+    tag_train = "ragsieve.tag.fit.train"
     p = run(
         "fit",
         "--examples",

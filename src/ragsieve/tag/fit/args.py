@@ -1,4 +1,4 @@
-"""The command-line contract of the tagger's ``python -m ragsieve.tag.fit_*`` fits: a usage
+"""The command-line contract of the tagger's ``python -m ragsieve.tag.fit.*`` steps: a usage
 error or any :class:`~ragsieve.errors.RagsieveError` is one line on stderr and its exit code,
 never argparse's usage text or a traceback (the same contract as the ``ragsieve`` command)."""
 

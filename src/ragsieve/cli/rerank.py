@@ -1,5 +1,5 @@
-"""Reranker commands, registered on the main app by ``ragsieve.cli._register_plugins``:
-``train-reranker``, ``rerank`` (many queries in one process) and ``eval-reranker``."""
+"""Reranker commands: ``train-reranker``, ``rerank`` (many queries in one process),
+``eval-reranker`` and ``train-fusion``."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Annotated, Any
 
 import typer
 
+import ragsieve.cli.train as train_cli
 from ragsieve.errors import ConfigError, InputError, require_extra
-from ragsieve.training import cli as train_cli
 
 RerankerOpt = Annotated[
     str,
@@ -177,10 +177,3 @@ def eval_reranker(
         names, sets, n=n, seed=seed, data_dir=find_data_dir(data_dir), log=train_cli.log
     )
     train_cli.report(result, as_json, lambda: format_table(result))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("train-reranker")(train_reranker)
-    app.command("rerank")(rerank_cmd)
-    app.command("eval-reranker")(eval_reranker)
-    app.command("train-fusion")(train_fusion_cmd)

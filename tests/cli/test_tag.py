@@ -137,7 +137,7 @@ def test_prune_reads_pdf_html_and_docx_as_index_does(tmp_path: Path) -> None:
 
 
 def test_train_tagger_bad_options_are_one_line(tmp_path: Path) -> None:
-    from ragsieve.tag.data import SOURCES
+    from ragsieve.tag.fit.data import SOURCES
 
     p = run("train-tagger", "--out", str(tmp_path / "t"), "--leave-out", "qed,squad")
     assert_one_line_error(p, 2, "unknown source 'squad'")  # SQuAD dev is no longer read

@@ -14,9 +14,9 @@ from tagger_helpers import PASSAGES, QUESTION
 
 from ragsieve.data import find_data_dir
 from ragsieve.errors import ConfigError
-from ragsieve.tag.fit_head import fit_head, head_rows, main, matched_threshold
+from ragsieve.tag.fit.head import fit_head, head_rows, main, matched_threshold
+from ragsieve.tag.fit.pools import train_pools
 from ragsieve.tag.model import CONFIG_FILE, OnnxTagger, shipped_model_dir
-from ragsieve.tag.pools import train_pools
 from ragsieve.tag.stack import STACK_FILE
 
 
@@ -84,6 +84,6 @@ def test_bad_input_is_one_line_and_keeps_the_folder(
     ]
     if "--out" not in argv:
         argv += ["--out", str(out)]
-    p = run(*argv, module="ragsieve.tag.fit_head")
+    p = run(*argv, module="ragsieve.tag.fit.head")
     assert_one_line_error(p, 2, fragment)
     assert (out / "keep").read_text() == "x"

@@ -3,8 +3,8 @@
 (:func:`onnx_state_dict`), the weights a fit hands back (:func:`save_weights`,
 :func:`load_weights`) and its ONNX export (:func:`export_model`).
 
-The recipe that trains it is :mod:`ragsieve.tag.recipe`; the steps of a run,
-:mod:`ragsieve.tag.train`.
+The recipe that trains it is :mod:`ragsieve.tag.fit.recipe`; the steps of a run,
+:mod:`ragsieve.tag.fit.train`.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """Fit the tagger's span head on frozen features, on the CPU, in minutes.
 
-    python -m ragsieve.tag.fit_span --model DIR [--examples FILE] [--head auto|linear|mlp]
-    python -m ragsieve.tag.fit_span --model DIR --measure test
+    python -m ragsieve.tag.fit.span --model DIR [--examples FILE] [--head auto|linear|mlp]
+    python -m ragsieve.tag.fit.span --model DIR --measure test
 
 The span head reads the last hidden state of every word piece (the token head's input) and
 gives a start and an end logit (``span_logits``, :mod:`ragsieve.tag.span`). Here the encoder is
 frozen: its hidden states are computed once by the folder's own int8 graph, so the head is fitted
 on exactly what it reads at run time.
 
-- **data**: the tagger's training examples (:mod:`ragsieve.tag.data`: ``--examples`` a saved
+- **data**: the tagger's training examples (:mod:`ragsieve.tag.fit.data`: ``--examples`` a saved
   file, else built from HotpotQA train (distractor and evidence-only), SQuAD v1.1 train, QED
   train, IRCoT 200-499 and MuSiQue train), *train split only*,
   every positive passage whose answer's word pieces lie in a gold sentence of one of its
@@ -17,7 +17,7 @@ on exactly what it reads at run time.
   are never an answer), AdamW, fixed epochs and seed. ``--head auto`` fits a linear head and a
   one-hidden-layer MLP and keeps the MLP only if its dev F1 is at least
   :data:`MLP_MARGIN` higher.
-- **dev**: the dev pools (:func:`ragsieve.tag.pools.load_split`: the HotpotQA dev questions and
+- **dev**: the dev pools (:func:`ragsieve.tag.fit.pools.load_split`: the HotpotQA dev questions and
   SQuAD *train* questions of the dev articles), each question's gold passages read together; the
   best span (:func:`~ragsieve.tag.span.best_spans`) is scored by SQuAD F1 and EM against the
   answers. ``all``: every question (a yes/no answer scores 0); ``extractive``: those whose
@@ -48,11 +48,11 @@ from ragsieve.data import find_data_dir
 from ragsieve.embed.onnx import cpu_session, run_each
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.metrics import exact_match, f1
-from ragsieve.tag.data import SOURCES, Example, load_examples
 from ragsieve.tag.encode import PassageEncoder, Window, find_answer, load_tokenizer
+from ragsieve.tag.fit.args import OneLineParser, check_positive, run_main
+from ragsieve.tag.fit.data import SOURCES, Example, load_examples
+from ragsieve.tag.fit.pools import Pool, load_split
 from ragsieve.tag.model import CONFIG_FILE, DEFAULT_MAX_LENGTH, MODEL_FILES, OnnxTagger
-from ragsieve.tag.module_cli import OneLineParser, check_positive, run_main
-from ragsieve.tag.pools import Pool, load_split
 from ragsieve.tag.span import MAX_SPAN_PIECES, SPAN_OUTPUT, best_spans, char_span
 
 SPAN_FILE = "span.json"
@@ -375,7 +375,7 @@ def card_section(info: dict[str, Any]) -> str:
     ext = info["dev"][info["head"]].get("all/extractive", dev)
     sizes = " -> ".join(str(w[0]) for w in info["layers"])
     return (
-        f"{CARD_HEADING} (`python -m ragsieve.tag.fit_span`)\n\n"
+        f"{CARD_HEADING} (`python -m ragsieve.tag.fit.span`)\n\n"
         f"`{SPAN_OUTPUT}` ([batch, word pieces, 2]: start and end logits) is "
         f"{HEAD_NAMES[info['head']]} head ({sizes} -> 2) on the frozen last hidden state, "
         f"fitted on the CPU on {info['train_rows']} training windows (train split: "
@@ -398,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> None:
-    ap = OneLineParser(prog="python -m ragsieve.tag.fit_span", description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="python -m ragsieve.tag.fit.span", description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, default=None, help="tagger folder (default: shipped)")
     ap.add_argument("--examples", type=Path, default=None, help="saved examples (.jsonl.xz)")
     ap.add_argument("--head", choices=("auto", "linear", "mlp"), default="auto")
@@ -488,7 +488,7 @@ def _run(argv: Sequence[str] | None) -> None:
         "dev": {"split": "dev", "dev_squad": args.dev_squad, "limit": args.limit, **dev_scores},
         "seconds": {"rows": round(t_rows, 1), "total": round(time.perf_counter() - t0, 1)},
         "command": " ".join(
-            ["python -m ragsieve.tag.fit_span", *(argv if argv is not None else sys.argv[1:])]
+            ["python -m ragsieve.tag.fit.span", *(argv if argv is not None else sys.argv[1:])]
         ),
     }
     write_head(model_dir, fitted[kind], info)

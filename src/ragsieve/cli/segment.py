@@ -1,4 +1,4 @@
-"""Segmentation commands, registered on the main app: ``segment`` and ``train-segmenter``."""
+"""Segmentation commands: ``segment`` and ``train-segmenter``."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Annotated
 
 import typer
 
+import ragsieve.cli.train as train_cli
 from ragsieve.errors import ConfigError, InputError, require_extra
 from ragsieve.io import SUPPORTED
-from ragsieve.training import cli as train_cli
 
 
 def segment_cmd(
@@ -173,8 +173,3 @@ def train_segmenter_cmd(
         typer.echo(f"stopped early (rerun to resume): nothing shipped yet -> {out}")
         return
     typer.echo(f"trained on {info['train_pairs']} pairs in {info['seconds']:.0f}s -> {out}")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("segment")(segment_cmd)
-    app.command("train-segmenter")(train_segmenter_cmd)

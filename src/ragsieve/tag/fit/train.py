@@ -1,8 +1,8 @@
 """Train the evidence tagger (``ragsieve train-tagger``): fixed seed, CPU, resumable, time limit.
 
 The steps of a run; the recipe they follow (data mix, loss, schedule) is
-:mod:`ragsieve.tag.recipe`, the network :mod:`ragsieve.tag.net`, the trained folder's card and
-thresholds :mod:`ragsieve.tag.card`.
+:mod:`ragsieve.tag.fit.recipe`, the network :mod:`ragsieve.tag.fit.net`, the trained folder's
+card and thresholds :mod:`ragsieve.tag.fit.card`.
 
 The run goes through the training harness (``ragsieve.training``): seed, device, threads and
 time limit are its :class:`~ragsieve.training.RunOptions` (:data:`DEFAULT_RUN` for the shipped
@@ -12,7 +12,7 @@ export its fp32 ONNX and per-channel int8 quantisation, the card its run section
 hashes. :class:`TaggerTrainConfig` is the recipe only. The output folder gets ``model.onnx``
 (int8), ``model_fp32.onnx``, ``tokenizer.json``, ``tagger_config.json``, ``training_info.json``
 and ``MODEL_CARD.md``. On a machine that has only the repository (a GPU lease), the same run is
-three steps: ``python -m ragsieve.tag.train prepare | fit | export`` (:func:`main`).
+three steps: ``python -m ragsieve.tag.fit.train prepare | fit | export`` (:func:`main`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from ragsieve.errors import ConfigError, InputError
-from ragsieve.tag.card import finish, set_operating_point
-from ragsieve.tag.data import (
+from ragsieve.tag.fit.args import OneLineParser, run_main
+from ragsieve.tag.fit.card import finish, set_operating_point
+from ragsieve.tag.fit.data import (
     SOURCE_FILES,
     Example,
     build_examples,
@@ -35,9 +36,8 @@ from ragsieve.tag.data import (
     load_examples,
     save_examples,
 )
-from ragsieve.tag.module_cli import OneLineParser, run_main
-from ragsieve.tag.net import export_model, load_weights, save_weights
-from ragsieve.tag.recipe import DEFAULT_RUN, TaggerTrainConfig, mix, split_config, train_net
+from ragsieve.tag.fit.net import export_model, load_weights, save_weights
+from ragsieve.tag.fit.recipe import DEFAULT_RUN, TaggerTrainConfig, mix, split_config, train_net
 from ragsieve.training import RunOptions, data_hashes, require_onnx, run_record, torch_device
 
 
@@ -128,7 +128,7 @@ def _fit_record(fitted: dict[str, Any], opts: RunOptions, hashes: dict[str, str]
     name and torch, its loop stats), with the data hashes of the examples it read."""
     fitted = dict(fitted)
     device, torch_version = fitted.pop("device", opts.device), fitted.pop("torch", None)
-    command = fitted.pop("command", None) or "python -m ragsieve.tag.train fit"
+    command = fitted.pop("command", None) or "python -m ragsieve.tag.fit.train fit"
     record = run_record(opts, fitted, hashes, command)
     if opts.device == "cuda" and not str(device).startswith("cuda"):
         device = f"cuda ({device})"  # fit.json before the harness: the GPU's name alone
@@ -191,8 +191,8 @@ def main(argv: list[str] | None = None) -> None:
     ``export --weights DIR --examples FILE --data DIR --out DIR``: ONNX, dev metrics and the
     model card, here. ``--set KEY=VALUE`` sets a recipe field of :class:`TaggerTrainConfig`
     or a run option (``seed``, ``threads``, ...): :func:`parse_sets`. Bad input is one line
-    (:func:`~ragsieve.tag.module_cli.run_main`), before any data is read."""
-    ap = OneLineParser(prog="python -m ragsieve.tag.train")
+    (:func:`~ragsieve.tag.fit.args.run_main`), before any data is read."""
+    ap = OneLineParser(prog="python -m ragsieve.tag.fit.train")
     ap.add_argument("step", choices=("prepare", "fit", "export", "operating-point"))
     ap.add_argument("--threshold", type=float, default=None)
     ap.add_argument("--passage-threshold", type=float, default=None)
@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> None:
         net = load_weights(args.weights)
         examples = fitted.pop("examples", {})
         fitted["command"] = (
-            f"python -m ragsieve.tag.train fit --examples {args.examples.name} "
+            f"python -m ragsieve.tag.fit.train fit --examples {args.examples.name} "
             f"--device {fit_opts.device} (prepared from shared/data; exported here)"
         )
         record = _fit_record(fitted, fit_opts, meta["data_sha256"])

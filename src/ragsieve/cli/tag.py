@@ -1,6 +1,5 @@
-"""Tagger commands, registered on the main app by ``ragsieve.cli._register_plugins``:
-``train-tagger`` (the shipped model was made by it) and ``prune`` (the tagger on a question and
-passages given as files or text, no index needed)."""
+"""Tagger commands: ``train-tagger`` (the shipped model was made by it) and ``prune`` (the
+tagger on a question and passages given as files or text, no index needed)."""
 
 from __future__ import annotations
 
@@ -12,9 +11,9 @@ from typing import Annotated
 
 import typer
 
+import ragsieve.cli.train as train_cli
 from ragsieve.errors import ConfigError, InputError, require_extra
 from ragsieve.io import SUPPORTED
-from ragsieve.training import cli as train_cli
 
 #: Every file type ``index`` reads, for the help text.
 FORMATS = ", ".join(sorted(SUPPORTED))
@@ -51,8 +50,8 @@ def train_tagger(
     from dataclasses import replace
 
     from ragsieve.data import find_data_dir
-    from ragsieve.tag.data import SOURCES, SourceSizes
-    from ragsieve.tag.train import TaggerTrainConfig, train
+    from ragsieve.tag.fit.data import SOURCES, SourceSizes
+    from ragsieve.tag.fit.train import TaggerTrainConfig, train
 
     names = [s.strip() for s in (leave_out or "").split(",") if s.strip()]
     for name in names:
@@ -199,8 +198,3 @@ def read_passages(path: Path) -> list[tuple[str, str, str]]:
         label = str(path) if len(docs) == 1 else f"{path}#{d.id.rsplit('#', 1)[-1]}"
         out.append((title, d.text, label))
     return out
-
-
-def register(app: typer.Typer) -> None:
-    app.command("train-tagger")(train_tagger)
-    app.command("prune")(prune_cmd)

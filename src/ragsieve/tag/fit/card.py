@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsieve.tag.data import UNKNOWN, Example
+from ragsieve.tag.fit.data import UNKNOWN, Example
 from ragsieve.training import card_section
 from ragsieve.training.minilm import base_model_path
 
@@ -121,7 +121,7 @@ A Provence-style context pruner (Chirkova et al., ICLR 2025), trained here from 
 - **Files**: `model.onnx` (int8 dynamic quantisation of MatMul and Gather, per output
   channel), `tokenizer.json`, `tagger_config.json`.
 
-## Data (`shared/data` only; see `ragsieve/tag/data.py` for every split)
+## Data (`shared/data` only; see `ragsieve/tag/fit/data.py` for every split)
 
 Examples (question, passage) by source: {counts}; sources left out: {left_out}.
 Never read: HotpotQA AMOR dev 100, HotpotQA IRCoT dev questions 0-199, SQuAD dev (all of it),

@@ -28,7 +28,7 @@ import numpy as np
 
 from ragsieve.data import read_training_json
 from ragsieve.metrics import answer_recall
-from ragsieve.tag.data import (
+from ragsieve.tag.fit.data import (
     SQUAD_TRAIN,
     SQUAD_TRAIN_DEV_MOD,
     hotpot_dev_questions,

@@ -1,6 +1,6 @@
 """Refit the tagger's passage head on its own hidden state, on the CPU, in minutes.
 
-    python -m ragsieve.tag.fit_head --out DIR [--model DIR] [--squad 300] [--limit N]
+    python -m ragsieve.tag.fit.head --out DIR [--model DIR] [--squad 300] [--limit N]
 
 The passage head is one linear layer over the mean-pooled last hidden state. Training pulls it
 towards the cross-encoder's score (OpenProvence's distillation), and that teacher cannot tell a
@@ -9,7 +9,7 @@ AUC is 0.674 on first readings and 0.545 on the bridge hop's, the head's 0.774 a
 logistic regression on the head's own input 0.858 and 0.822 (``passage_probe.py``, commit ef7752d).
 This refit replaces the head with that logistic regression, the encoder untouched:
 
-- **data**: the tagger's *training* pools (:func:`~ragsieve.tag.pools.train_pools`: every
+- **data**: the tagger's *training* pools (:func:`~ragsieve.tag.fit.pools.train_pools`: every
   HotpotQA training question and ``--squad`` SQuAD train questions), each read as inference
   reads it (both hops); every first and second reading is a row, labelled 1 when the passage
   holds a gold sentence. Two passages of the next pool, read with the question, are off-topic
@@ -21,7 +21,7 @@ This refit replaces the head with that logistic regression, the encoder untouche
 
 ``DIR`` gets the model folder with the new head (and without the exporter's NaN guards) and no
 ``stack.json``: the stacker reads the head, so refit it next (``python -m
-ragsieve.tag.fit_stack --model DIR``). About 6 minutes on 2 cores. No dev or test question is
+ragsieve.tag.fit.stack --model DIR``). About 6 minutes on 2 cores. No dev or test question is
 read.
 """
 
@@ -40,9 +40,9 @@ import numpy as np
 from ragsieve.data import find_data_dir
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.numeric import sigmoid
+from ragsieve.tag.fit.args import OneLineParser, check_positive, run_main
+from ragsieve.tag.fit.pools import Pool, train_pools
 from ragsieve.tag.model import CONFIG_FILE, MODEL_FILES, OnnxTagger
-from ragsieve.tag.module_cli import OneLineParser, check_positive, run_main
-from ragsieve.tag.pools import Pool, train_pools
 from ragsieve.tag.prune import readings
 from ragsieve.tag.stack import STACK_FILE
 
@@ -174,7 +174,7 @@ def write_model(
 def card_section(report: dict[str, Any]) -> str:
     """The model card's section on the refit."""
     return (
-        "## Passage head refitted on the CPU (`python -m ragsieve.tag.fit_head`)\n\n"
+        "## Passage head refitted on the CPU (`python -m ragsieve.tag.fit.head`)\n\n"
         "The passage head (384 -> 1 over the mean-pooled last hidden state) was replaced by a "
         "logistic regression on that state, the encoder untouched: "
         f"{report['rows']} readings ({report['gold_rows']} holding gold) of "
@@ -193,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> None:
-    ap = OneLineParser(prog="python -m ragsieve.tag.fit_head", description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="python -m ragsieve.tag.fit.head", description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, default=None, help="tagger folder (default: shipped)")
     ap.add_argument("--out", type=Path, required=True, help="where the new folder goes")
     ap.add_argument("--squad", type=int, default=300, help="SQuAD train questions")
@@ -223,7 +223,7 @@ def _run(argv: Sequence[str] | None) -> None:
         f"{report['train_auc_old_head']} -> {report['train_auc_new_head']}, passage threshold "
         f"{old_pth} -> {pth}"
     )
-    print(f"-> {args.out} (now: python -m ragsieve.tag.fit_stack --model {args.out})")
+    print(f"-> {args.out} (now: python -m ragsieve.tag.fit.stack --model {args.out})")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""``ragsieve train-agent``: registered on the main app by ``ragsieve.cli._register_plugins``."""
+"""The ``ragsieve train-agent`` command: CARROT's configuration agent."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
+import ragsieve.cli.train as train_cli
 from ragsieve.errors import require_extra
-from ragsieve.training import cli as train_cli
 
 
 def train_agent_cmd(
@@ -43,7 +43,3 @@ def train_agent_cmd(
         else f"{train_cli.STOPPED}: nothing written but the checkpoint -> {out}"
     )
     train_cli.report(meta, as_json, lambda: line)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("train-agent")(train_agent_cmd)

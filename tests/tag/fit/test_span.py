@@ -1,4 +1,4 @@
-"""The span head's fit on frozen features (``python -m ragsieve.tag.fit_span``), on a handful of
+"""The span head's fit on frozen features (``python -m ragsieve.tag.fit.span``), on a handful of
 training questions here: the rows it learns from, the folder it writes (the head added, every
 other output unchanged, ``span.json``), its measurement, and its bad input."""
 
@@ -14,8 +14,9 @@ from cli_helpers import assert_one_line_error, run
 from tagger_helpers import PASSAGES, QUESTION
 
 from ragsieve.data import find_data_dir
-from ragsieve.tag.data import Example, save_examples
-from ragsieve.tag.fit_span import (
+from ragsieve.tag.fit.data import Example, save_examples
+from ragsieve.tag.fit.pools import train_pools
+from ragsieve.tag.fit.span import (
     SPAN_FILE,
     Reader,
     apply_head,
@@ -26,7 +27,6 @@ from ragsieve.tag.fit_span import (
 )
 from ragsieve.tag.graph import drop_span_head, with_hidden_output
 from ragsieve.tag.model import OnnxTagger, shipped_model_dir
-from ragsieve.tag.pools import train_pools
 from ragsieve.tag.span import SPAN_OUTPUT
 
 
@@ -103,7 +103,7 @@ def test_the_fitted_folder_adds_the_head_and_changes_nothing_else(fitted: Path) 
     span, hidden = sess.run([SPAN_OUTPUT, name], feed)
     assert np.allclose(span[0], apply_head(read_head(fitted), hidden[0]), atol=1e-4)
     # read back into torch, the added linear head is the network's span head (strict load)
-    from ragsieve.tag.net import build_net, onnx_state_dict
+    from ragsieve.tag.fit.net import build_net, onnx_state_dict
 
     state = onnx_state_dict(fitted / "model.onnx")
     build_net().load_state_dict(state, strict=True)
@@ -123,7 +123,7 @@ def test_measure_scores_a_head_given_gold_and_through_prune(fitted: Path) -> Non
         "2",
         "--dev-squad",
         "2",
-        module="ragsieve.tag.fit_span",
+        module="ragsieve.tag.fit.span",
     )
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
@@ -154,6 +154,6 @@ def test_bad_input_is_one_line_and_writes_nothing(
     argv = [a.replace("{tmp}", str(tmp_path)).replace("{plain}", str(plain)) for a in args]
     if "--model" not in argv:
         argv = ["--model", str(plain), *argv]
-    p = run(*argv, module="ragsieve.tag.fit_span")
+    p = run(*argv, module="ragsieve.tag.fit.span")
     assert_one_line_error(p, 2, fragment)
     assert {p.name: p.read_bytes() for p in plain.iterdir()} == before

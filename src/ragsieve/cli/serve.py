@@ -1,4 +1,4 @@
-"""The ``ragsieve serve`` command, registered on the main app by ``ragsieve.cli``.
+"""The ``ragsieve serve`` command.
 
 Only Typer is imported at module level: this module is imported on every ``ragsieve`` command,
 and FastAPI, uvicorn and the models must cost nothing unless a server is started.
@@ -175,8 +175,3 @@ def serve(
     log.info("serving %s at http://%s:%d (docs: /docs)", index_dir, shown, port)
     # One process, one copy of the models: concurrency comes from FastAPI's thread pool.
     uvicorn.run(app, host=host, port=port, log_level=level, access_log=access_log, workers=1)
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``serve`` to the ``ragsieve`` command line."""
-    app.command("serve")(serve)

@@ -1,6 +1,6 @@
 """The tagger's training recipe: what a run learns from and how (:class:`TaggerTrainConfig`).
 
-The network (:mod:`ragsieve.tag.net`) is the packaged all-MiniLM-L6-v2 encoder with two linear
+The network (:mod:`ragsieve.tag.fit.net`) is the packaged all-MiniLM-L6-v2 encoder with two linear
 heads (Provence's design, Chirkova et al., ICLR 2025): a **token head** whose logits, averaged
 over a sentence's word pieces, give that sentence's keep logit, and a **passage head** on the
 mean-pooled last hidden state, the reranking score. One forward pass over
@@ -13,12 +13,12 @@ term asks that its best sentence be kept; binary cross-entropy of the passage he
 passage label; and, where the window holds the answer text inside a gold sentence, the span
 head's start and end cross-entropy (SQuAD's extractive reader on the same encoder). A share
 of the passages also gets layout lines (page numbers, running heads, rules) labelled 0
-(:func:`~ragsieve.tag.junk.add_junk`). (Provence labels tokens with an LLM's sentence choices;
+(:func:`~ragsieve.tag.fit.junk.add_junk`). (Provence labels tokens with an LLM's sentence choices;
 ours come from the datasets' own gold, so the loss is on pooled sentence logits, which is what
 inference thresholds.) :func:`mix` is what one pass reads;
 :func:`train_net` runs the passes through the training harness's
 :class:`~ragsieve.training.Loop`. The steps of a run (data, fit, export) are
-:mod:`ragsieve.tag.train`.
+:mod:`ragsieve.tag.fit.train`.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 
 from ragsieve.errors import ConfigError
-from ragsieve.tag.data import UNKNOWN, Example, SourceSizes, vary_lengths
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, find_answer, load_tokenizer
-from ragsieve.tag.junk import add_junk
-from ragsieve.tag.net import (
+from ragsieve.tag.fit.data import UNKNOWN, Example, SourceSizes, vary_lengths
+from ragsieve.tag.fit.junk import add_junk
+from ragsieve.tag.fit.net import (
     build_net,
     reranker_weights,
     sentence_logits_torch,
@@ -79,10 +79,10 @@ class TaggerTrainConfig:
     #: ``reranker``: start from the shipped cross-encoder (Provence starts from a reranker);
     #: ``minilm``: from the plain bi-encoder weights.
     init: str = "reranker"
-    #: Share of passages cut to windows of 1-10 sentences (``tag.data.vary_lengths``).
+    #: Share of passages cut to windows of 1-10 sentences (``tag.fit.data.vary_lengths``).
     vary_rate: float = 0.4
     #: Share of sentence-labelled passages given one or two layout lines labelled 0
-    #: (``tag.junk.add_junk``), so that layout is never evidence. 0 trains without them.
+    #: (``tag.fit.junk.add_junk``), so that layout is never evidence. 0 trains without them.
     junk_rate: float = 0.05
     #: Weight of the span head's start/end cross-entropy (as the other auxiliary
     #: terms' 0.5). 0 trains no span target (the head stays at its initial weights).

@@ -1,12 +1,12 @@
 """Fit the tagger's stacked keep decision on the dev split and choose its threshold there.
 
-    python -m ragsieve.tag.fit_stack [--model DIR] [--squad 400] [--limit N]
+    python -m ragsieve.tag.fit.stack [--model DIR] [--squad 400] [--limit N]
 
-Reads the dev pools (:mod:`ragsieve.tag.pools`: the 95 HotpotQA train questions held out of
+Reads the dev pools (:mod:`ragsieve.tag.fit.pools`: the 95 HotpotQA train questions held out of
 training, weighted x3, and ``--squad`` SQuAD-train dev-article questions), tags each with the
 model (both hops), and fits :class:`~ragsieve.tag.stack.Stacker` on their sentence gold. The
 threshold is chosen on 5-fold out-of-fold predictions by the rule the raw threshold was chosen
-by (:func:`ragsieve.tag.pools.choose_point`): the fewest mean tokens, with the budget as a
+by (:func:`ragsieve.tag.fit.pools.choose_point`): the fewest mean tokens, with the budget as a
 ceiling, whose answer recall on every dev set stays at naive's within ``--tolerance`` (one dev
 question in 100). A second, open point (no budget) is chosen by the same rule against naive's
 whole pool, or the best the curve reaches where that is out of reach (:func:`open_reference`).
@@ -27,9 +27,8 @@ from typing import Any
 import numpy as np
 
 from ragsieve.data import find_data_dir
-from ragsieve.tag.model import OnnxTagger
-from ragsieve.tag.module_cli import OneLineParser, check_positive, run_main
-from ragsieve.tag.pools import (
+from ragsieve.tag.fit.args import OneLineParser, check_positive, run_main
+from ragsieve.tag.fit.pools import (
     TOLERANCE,
     Pool,
     choose_point,
@@ -39,6 +38,7 @@ from ragsieve.tag.pools import (
     measure,
     naive,
 )
+from ragsieve.tag.model import OnnxTagger
 from ragsieve.tag.prune import Tagger, readings
 from ragsieve.tag.stack import Stacker, features, fit_weights, logistic
 
@@ -217,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _fit_and_save(argv: Sequence[str] | None) -> None:
     ap = OneLineParser(
-        prog="python -m ragsieve.tag.fit_stack", description=__doc__.split("\n\n")[0]
+        prog="python -m ragsieve.tag.fit.stack", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--model", type=Path, default=None, help="tagger folder (default: shipped)")
     ap.add_argument(
