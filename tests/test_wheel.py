@@ -30,8 +30,9 @@ from ragsieve.llm.server import free_port
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parent.parent
-#: What no query path may need: the [train] and [eval] extras' heavy libraries.
-NOT_IN_CORE = ("torch", "transformers", "scipy", "sklearn", "sympy", "matplotlib")
+#: What no query path may need: the [train] and [eval] extras' heavy libraries, and lancedb (a
+#: second copy of Lance; the index is read and written with pylance).
+NOT_IN_CORE = ("torch", "transformers", "scipy", "sklearn", "sympy", "matplotlib", "lancedb")
 QUESTION = "Who decoded the honey bee waggle dance?"
 
 
