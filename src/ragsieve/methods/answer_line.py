@@ -9,6 +9,10 @@ or no it says, each only where the reply decides plainly (no echo, negation, oth
 hedge or instruction in the question), and a two-part question by the whole reply where it
 holds the span. Under the floor (a confidence from the evidence) the line abstains: "the
 indexed documents do not answer". The rules and their dev figures: docs/llm.md.
+
+This module is the one place the line is drawn: each answer carries it as one typed
+:class:`~ragsieve.types.AnswerLine` (``Answer.line``), which every caller prints or serialises;
+the trace repeats its kind for explanation only.
 """
 
 from __future__ import annotations
@@ -297,7 +301,7 @@ def with_floor(answer: Answer, floor: float = FLOOR) -> Answer:
     conf = confidence(answer.question, answer.context)
     if conf is not None and conf < floor:
         return abstain(answer, f"confidence {conf:.2f} is under the floor {floor:.2f}", conf)
-    line = answer.line if answer.line is not None else AnswerLine(answer.text or None, "reply")
+    line = answer.line if answer.line is not None else AnswerLine(answer.text, "reply")
     return replace(answer, line=replace(line, confidence=conf))
 
 
