@@ -68,7 +68,8 @@ def line(fn: Any, question: str, reply: str, s: dict[str, Any] | None) -> tuple[
     text = (s or {}).get("span_prediction") or ""
     span = SourceSpan(text, (s or {}).get("span_score") or 0.0, "d", "d#s", 0, len(text))
     out = fn(ans, span if text else None, READER)
-    return out.text, out.trace["answer"]
+    # A base revision draws no typed line: its trace names the kind.
+    return out.text, out.line.kind if out.line is not None else out.trace["answer"]
 
 
 def ci(a: list[float], b: list[float]) -> str:

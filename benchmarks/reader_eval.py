@@ -128,7 +128,7 @@ def span_row(row: dict[str, Any]) -> dict[str, Any]:
 
 def line_from(rows: Iterable[dict]) -> str:
     """Where the answer lines came from, counted (``span 90, choice 4, yes-no 4, reply 2``):
-    the runner's ``answer_from``, the answer line's ``trace["answer"]``."""
+    the runner's ``answer_from``, the answer line's ``line.kind``."""
     counts = Counter(r.get("answer_from", "reply") for r in rows)
     return ", ".join(f"{k} {n}" for k, n in counts.most_common())
 

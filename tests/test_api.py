@@ -44,7 +44,7 @@ def test_ask_without_an_llm_answers_with_the_span(sample_index_dir: Path) -> Non
     assert doc is not None and doc.text[span.start : span.end] == span.text
     assert ask(q, sample_index_dir, llm=None).span == span
     naive = ask(q, sample_index_dir, method="naive", llm="none")
-    assert (naive.text, naive.span, naive.trace["answer"]) == ("", None, "none")
+    assert (naive.text, naive.span, naive.line.kind) == ("", None, "none")
 
 
 def test_prune_keeps_the_answer_sentence_of_passages_a_user_has(corpus_dir: Path) -> None:

@@ -176,7 +176,9 @@ def test_a_question_the_documents_do_not_answer_abstains(sample_index_dir: Path)
         assert why in first and "best evidence found:" in p.stdout
         p = run("ask", q, "--index", str(sample_index_dir), "--llm", "none", "--json")
         out = json.loads(p.stdout)
-        assert (out["answer"], out["abstained"]) == (None, True) and out["trace"]["abstain"]
+        assert (out["answer"], out["abstained"]) == (None, True) and out["line"]["why"]
     p = run("ask", BEES, "--index", str(sample_index_dir), "--llm", "none", "--json")
     out = json.loads(p.stdout)
     assert out["abstained"] is False and "Frisch" in out["answer"] and out["confidence"] > 0
+    assert out["line"]["kind"] == "span" and out["line"]["text"] == out["answer"]
+    assert out["line"]["confidence"] == out["confidence"] and out["line"]["span"] == out["span"]

@@ -26,7 +26,16 @@ __version__ = "0.1.0"
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ragsieve.types import Answer, Chunk, Context, Document, Scored, Sentence, SourceSpan
+from ragsieve.types import (
+    Answer,
+    AnswerLine,
+    Chunk,
+    Context,
+    Document,
+    Scored,
+    Sentence,
+    SourceSpan,
+)
 
 if TYPE_CHECKING:
     from ragsieve.api import Ranked, ask, prune, search
@@ -76,6 +85,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Answer",
+    "AnswerLine",
     "Chunk",
     "Context",
     "Document",

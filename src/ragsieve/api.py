@@ -30,8 +30,7 @@ from ragsieve.rerank import rerank as rerank_scored
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever
 from ragsieve.tag.prune import Kept
-from ragsieve.tag.span import AnswerSpan
-from ragsieve.types import Answer, Scored
+from ragsieve.types import Answer, Scored, SourceSpan
 
 #: The highest price ``ask`` takes, dollars per 1M tokens (a typo guard, not a market bound).
 MAX_PRICE = 1_000_000.0
@@ -182,12 +181,12 @@ def rerank(
 
 class KeptSentences(list[Kept]):
     """What :func:`prune` returns: the kept sentences (a list, as it always was) and ``span``,
-    the tagger's extractive answer inside one of them: an :class:`AnswerSpan` whose ``passage``
+    the tagger's extractive answer inside one of them: a :class:`SourceSpan` whose ``passage``
     indexes your passages and whose ``sentence`` and character offsets are the kept sentence's
     (``kept.text[span.start:span.end] == span.text``). None when the model has no span head or
     a budget left the span's sentence out."""
 
-    span: AnswerSpan | None = None
+    span: SourceSpan | None = None
 
 
 def prune(

@@ -116,9 +116,10 @@ def kept_cell(answer: Answer, where: dict[str, str]) -> str:
 
 
 def answer_cell(answer: Answer) -> str:
-    """The table's "answer" cell: the line, or why it abstained."""
-    if answer.abstained:
-        return f"(not answered: {answer.trace.get('abstain', 'the documents do not answer')})"
+    """The table's "answer" cell: the line, or why it abstained (:attr:`Answer.line`)."""
+    line = answer.line
+    if line is not None and line.abstained:
+        return f"(not answered: {line.why or 'the documents do not answer'})"
     return answer.text or "(empty)"
 
 

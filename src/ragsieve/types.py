@@ -8,8 +8,8 @@ span of the original document instead of trusting re-tokenised copies.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True)
@@ -105,25 +105,96 @@ class Generation:
 
 @dataclass(frozen=True)
 class SourceSpan:
-    """An extractive answer span (the tagger's span head), located in its
-    source: ``text == document.text[start:end]`` of document ``doc_id`` (character offsets, as a
-    chunk's), inside the sentence unit ``chunk_id``; ``score`` is the span head's probability."""
+    """An extractive answer span (the tagger's span head): ``text`` is characters
+    ``start``-``end`` of its source, ``score`` the span head's probability.
+
+    The one span type, at two places: as the tagger finds it, in sentence ``sentence`` of
+    passage ``passage`` (indices into the passages it read; ``start``/``end`` offsets into that
+    sentence, ``doc_id`` empty), and located in the index (:meth:`located`): ``text ==
+    document.text[start:end]`` of document ``doc_id`` (character offsets, as a chunk's), inside
+    the sentence unit ``chunk_id``."""
 
     text: str
     score: float
-    doc_id: str
-    chunk_id: str
-    start: int
-    end: int
+    doc_id: str = ""
+    chunk_id: str = ""
+    start: int = 0
+    end: int = 0
     title: str = ""
+    passage: int = 0
+    sentence: int = 0
+
+    #: The fields of the ``span`` of ``ask --json`` and ``POST /ask`` (a located span's).
+    JSON_FIELDS: ClassVar[tuple[str, ...]] = (
+        "text",
+        "score",
+        "doc_id",
+        "chunk_id",
+        "start",
+        "end",
+        "title",
+    )
+
+    def located(self, unit: Chunk) -> SourceSpan:
+        """This span, found in ``unit`` (the sentence chunk whose text the tagger read), with
+        document offsets: the unit's start plus the span's offsets in its text."""
+        return replace(
+            self,
+            doc_id=unit.doc_id,
+            chunk_id=unit.id,
+            start=unit.start + self.start,
+            end=unit.start + self.end,
+            title=unit.title,
+        )
 
     def to_json(self, context: Context | None = None) -> dict[str, Any]:
         """The ``span`` of ``ask --json`` and ``POST /ask``; ``in_context``: whether its unit is
         in ``context`` (the one the LLM read; a budget can leave a kept sentence out)."""
-        out: dict[str, Any] = asdict(self)
+        out: dict[str, Any] = {name: getattr(self, name) for name in self.JSON_FIELDS}
         if context is not None:
             out["in_context"] = any(s.chunk.id == self.chunk_id for s in context.chunks)
         return out
+
+
+#: Where an answer line comes from: the tagger's ``span``, the LLM's ``reply``, the ``whole``
+#: reply of a two-part question, the option (``choice``) or ``yes-no`` the reply names,
+#: ``none`` (no LLM and no span), or ``abstain`` (the indexed documents do not answer).
+LINE_KINDS = ("span", "reply", "whole", "choice", "yes-no", "none", "abstain")
+
+
+@dataclass(frozen=True)
+class AnswerLine:
+    """The answer line of one question, as :mod:`ragsieve.methods.answer_line` draws it: the
+    one result that ``ask``, ``ask --json``, ``--compare``, the API, ``POST /ask`` and the viewer
+    print or serialise.
+
+    ``text`` is the line (None: it abstained; ``""``: an empty reply, or no span without an
+    LLM); ``kind`` where it came from
+    (:data:`LINE_KINDS`); ``confidence`` how sure it is that the documents answer (None: nothing
+    to judge by); ``why`` the reason it abstained; ``agrees`` whether the LLM's reply holds every
+    word of the span (None: no reply was judged); ``span`` where the line sits in the documents,
+    when the line is the tagger's span."""
+
+    text: str | None
+    kind: str
+    confidence: float | None = None
+    abstained: bool = False
+    why: str | None = None
+    agrees: bool | None = None
+    span: SourceSpan | None = None
+
+    def to_json(self, context: Context | None = None) -> dict[str, Any]:
+        """The ``line`` of ``ask --json`` and ``POST /ask`` (its ``span`` as
+        :meth:`SourceSpan.to_json` writes it)."""
+        return {
+            "text": self.text,
+            "kind": self.kind,
+            "confidence": self.confidence,
+            "abstained": self.abstained,
+            "why": self.why,
+            "agrees": self.agrees,
+            "span": self.span.to_json(context) if self.span is not None else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -131,7 +202,8 @@ class Answer:
     """The result of one ``ask``: answer text, the context used, token counts, cost and a trace.
 
     ``timings`` maps stage name -> seconds; ``trace`` is a JSON-serialisable record of what each
-    stage did (candidates scored, what was selected and why).
+    stage did (candidates scored, what was selected and why), kept for explanation: the answer
+    line itself is :attr:`line`.
     """
 
     question: str
@@ -144,14 +216,24 @@ class Answer:
     method: str = "naive"
     #: The tagger's answer span (None: the method gives none); with no LLM it is the answer.
     span: SourceSpan | None = None
-    #: The LLM's reply (None: no LLM asked). ``text`` is the answer line: the reply, or the
-    #: span for a reader with ``span_first`` (``trace["answer"]`` says which).
+    #: The LLM's reply (None: no LLM asked). ``text`` is the answer line's text (``""`` when it
+    #: abstained): the reply, or the span for a reader with ``span_first`` (``line.kind``).
     reply: str | None = None
-    #: How sure the line is that the documents answer (None: the method gives no span to judge).
-    confidence: float | None = None
-    #: The line abstained: the indexed documents do not answer (``text`` is empty, ``trace
-    #: ["abstain"]`` says why; the evidence and any reply stay).
-    abstained: bool = False
+    #: The answer line: where ``text`` came from, its confidence and abstention (None: not
+    #: drawn yet, as the LLM's first reply inside a method).
+    line: AnswerLine | None = None
+
+    @property
+    def confidence(self) -> float | None:
+        """How sure the line is that the documents answer (None: the method gives nothing to
+        judge by)."""
+        return self.line.confidence if self.line is not None else None
+
+    @property
+    def abstained(self) -> bool:
+        """The line abstained: the indexed documents do not answer (``text`` is empty,
+        ``line.why`` says why; the evidence and any reply stay)."""
+        return self.line is not None and self.line.abstained
 
     def to_json(self) -> dict[str, Any]:
         """The JSON shape documented for ``ragsieve ask --json`` and ``POST /ask``."""
@@ -172,6 +254,7 @@ class Answer:
             "trace": self.trace,
             "span": self.span.to_json(self.context) if self.span is not None else None,
             "reply": self.reply,
+            "line": self.line.to_json(self.context) if self.line is not None else None,
         }
 
 

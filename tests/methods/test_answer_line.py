@@ -94,27 +94,27 @@ def test_the_packaged_reader_answers_with_the_span(plain: Index, smollm2: Any) -
     r = m.retrieve([QUESTION])[0]
     ans = m.answer(r, smollm2, max_tokens=24)
     assert r.span is not None and "1822" in r.span.text
-    assert ans.text == r.span.text and ans.span == r.span and ans.trace["answer"] == "span"
+    assert ans.text == r.span.text and ans.span == r.span and ans.line.kind == "span"
     assert isinstance(ans.reply, str) and ans.reply.strip()
     assert ans.usage.prompt_tokens > 0  # the reader was still asked: its reply rides beside
     out = ans.to_json()
     assert (out["answer"], out["reply"]) == (r.span.text, ans.reply)
     # Yes or no: the span cannot say it; the line is the yes or no the reply says.
     yes_no = m.ask("Did Champollion announce the decipherment of hieroglyphs in 1822?", smollm2)
-    assert yes_no.span is not None and yes_no.trace["answer"] == "yes-no"
+    assert yes_no.span is not None and yes_no.line.kind == "yes-no"
     assert yes_no.text == said_yes_no(yes_no.reply or "") and yes_no.text in ("yes", "no")
     assert yes_no.text != yes_no.reply  # the whole reply rides beside
     # A reply that says neither stays the line.
     neither = m.ask("Is the Rosetta Stone made of granodiorite?", smollm2)
-    assert said_yes_no(neither.reply or "") is None and neither.trace["answer"] == "reply"
+    assert said_yes_no(neither.reply or "") is None and neither.line.kind == "reply"
     assert neither.text == neither.reply
     # A multiple-choice question: the reply picks the option.
     mc = m.answer(r, smollm2, options=["1799", "1822"], max_tokens=8)
-    assert mc.trace["answer"] == "reply" and mc.text == mc.reply
+    assert mc.line.kind == "reply" and mc.text == mc.reply
     # Which of two? The line is the option the reply names; the span and the reply ride beside.
     choice = "Who announced the decipherment of hieroglyphs, Thomas Young or Champollion?"
     which = m.ask(choice, smollm2, max_tokens=24)
-    assert which.trace["answer"] == "choice" and which.text == "Champollion"
+    assert which.line.kind == "choice" and which.text == "Champollion"
     assert "Champollion" in (which.reply or "") and "Young" not in (which.reply or "")
     assert which.span is not None and which.to_json()["answer"] == "Champollion"
 
@@ -131,18 +131,18 @@ def test_readers_that_did_not_ask_keep_their_reply(plain: Index, scripted: Any) 
         off.close()
     # The same reply that names an option: a reader that did not ask keeps all of it.
     assert "Champollion" in whole.text and whole.text != "Champollion"
-    assert whole.text == whole.reply and whole.trace["answer"] == "reply"
-    assert not span_first(off) and ans.trace["answer"] == "reply"
+    assert whole.text == whole.reply and whole.line.kind == "reply"
+    assert not span_first(off) and ans.line.kind == "reply"
     assert ans.text == ans.reply and ans.span == r.span
     # A remote reader (not measured here) keeps its reply too.
     _, url = scripted
     remote = scripted_llm(url)
     assert not span_first(remote)
     ans = m.answer(r, remote)
-    assert (ans.text, ans.reply, ans.trace["answer"]) == ("answer 0", "answer 0", "reply")
+    assert (ans.text, ans.reply, ans.line.kind) == ("answer 0", "answer 0", "reply")
     # A choice question: a remote reader keeps its reply too.
     got = m.answer(m.retrieve([choice])[0], remote)
-    assert (got.text, got.reply, got.trace["answer"]) == ("answer 1", "answer 1", "reply")
+    assert (got.text, got.reply, got.line.kind) == ("answer 1", "answer 1", "reply")
     # No LLM: the span is the answer and there is no reply.
     none = m.answer(r, None)
     assert none.text == r.span.text and none.reply is None and none.to_json()["reply"] is None

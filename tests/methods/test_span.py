@@ -67,7 +67,7 @@ def test_no_llm_answers_with_the_span(plain: Index) -> None:
     span = _located(plain, ans)
     assert ans.text == span.text and ans.method == "tagger"
     assert (ans.usage.prompt_tokens, ans.usage.completion_tokens, ans.cost) == (0, 0, 0.0)
-    assert ans.trace["llm"] is None and ans.trace["answer"] == "span"
+    assert ans.trace["llm"] is None and ans.line.kind == "span"
     assert "generate" not in ans.timings
     out = ans.to_json()
     assert out["answer"] == span.text and out["span"]["in_context"] is True
@@ -103,7 +103,7 @@ def test_methods_without_a_span_answer_none(plain: Index, no_head: Path) -> None
         r = m.retrieve([QUESTION])[0]
         assert r.span is None and r.context.chunks
         ans = m.answer(r, None)
-        assert (ans.text, ans.span, ans.trace["answer"]) == ("", None, "none")
+        assert (ans.text, ans.span, ans.line.kind) == ("", None, "none")
         assert ans.to_json()["span"] is None and ans.context == r.context
     # The older folder keeps the same sentences as the shipped one: only the span is new.
     shipped = get_method("tagger", plain).retrieve([QUESTION])[0]

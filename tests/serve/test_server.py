@@ -35,7 +35,7 @@ TOKEN = "test-token-0123456789"
 SEARCH_KEYS = {"chunk_id", "doc_id", "title", "text", "score", "start", "end", "tokens", "where"}
 ASK_KEYS = {
     *("question", "method", "answer", "context", "tokens", "cost", "timings", "trace", "span"),
-    *("reply", "abstained", "confidence"),
+    *("reply", "abstained", "confidence", "line"),
 }
 
 
@@ -136,6 +136,10 @@ def test_ask_with_the_local_llm(server: Server) -> None:
     assert set(body) == ASK_KEYS and body["method"] == "naive"
     assert body["span"] is None  # naive has no tagger, so no answer span
     assert isinstance(body["answer"], str) and body["answer"].strip()
+    # the typed line: the reply, nothing to judge its confidence by
+    line = body["line"]
+    assert (line["kind"], line["text"], line["span"]) == ("reply", body["answer"], None)
+    assert (line["abstained"], line["confidence"], line["agrees"]) == (False, None, False)
     assert len(body["context"]) == 2 and body["trace"]["selected"] == [
         c["chunk_id"] for c in body["context"]
     ]
@@ -294,6 +298,11 @@ def test_openapi_docs(server: Server) -> None:
     assert {"text", "doc_id", "start", "end", "in_context"} <= set(
         schemas["AnswerSpan"]["properties"]
     )
+    assert "passage" not in schemas["AnswerSpan"]["properties"]  # a located span's fields only
+    assert {"text", "kind", "confidence", "abstained", "why", "agrees", "span"} == set(
+        schemas["AnswerLine"]["properties"]
+    )
+    assert "line" in schemas["AskResponse"]["properties"]
     assert (
         httpx.get(server.url + "/docs", timeout=HTTP_TIMEOUT).status_code == 200
     )  # offline: tests/serve/test_limits.py

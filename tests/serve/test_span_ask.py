@@ -38,7 +38,7 @@ def test_ask_with_no_llm_answers_with_the_span(no_llm: Server, sample_index_dir:
     r = httpx.post(no_llm.url + "/ask", json={"question": QUESTION, "method": "naive"}, timeout=120)
     assert r.status_code == 200, r.text
     body = r.json()
-    assert (body["answer"], body["span"], body["trace"]["answer"]) == ("", None, "none")
+    assert (body["answer"], body["span"], body["line"]["kind"]) == ("", None, "none")
 
 
 def test_ask_abstains_where_the_documents_do_not_answer(no_llm: Server) -> None:
@@ -47,7 +47,15 @@ def test_ask_abstains_where_the_documents_do_not_answer(no_llm: Server) -> None:
         assert r.status_code == 200, r.text
         body = r.json()
         assert (body["answer"], body["abstained"]) == (None, True), body["answer"]
-        assert body["trace"]["answer"] == "abstain" and body["trace"]["abstain"]
+        assert body["line"]["kind"] == "abstain" and body["line"]["why"]
     r = httpx.post(no_llm.url + "/ask", json={"question": QUESTION}, timeout=120)
     body = r.json()
     assert body["abstained"] is False and "1822" in body["answer"] and body["confidence"] > 0
+    # The typed line says the same, with where its span sits.
+    line = body["line"]
+    assert (line["text"], line["abstained"], line["confidence"]) == (
+        body["answer"],
+        False,
+        body["confidence"],
+    )
+    assert line["kind"] == "span" and line["span"] == body["span"]

@@ -289,6 +289,6 @@ def test_a_question_the_documents_do_not_answer_says_so(page: Any, viewer: str) 
     assert body["abstained"] is True and body["answer"] is None
     text = page.text_content("#answer-text")
     assert text.startswith("The indexed documents do not answer this question")
-    assert body["trace"]["abstain"] in text
+    assert body["line"]["why"] in text and body["line"]["abstained"] is True
     assert f"confidence {body['confidence']:.2f}" in page.text_content("#answer-meta")
     assert page.errors == []

@@ -19,7 +19,6 @@ from ragsieve.tag.model import OnnxTagger, shipped_model_dir
 from ragsieve.tag.prune import prune
 from ragsieve.tag.span import (
     MAX_SPAN_PIECES,
-    AnswerSpan,
     SpanTagged,
     best_spans,
     char_span,
@@ -28,6 +27,7 @@ from ragsieve.tag.span import (
     piece_offsets,
     snap_span,
 )
+from ragsieve.types import SourceSpan
 
 
 def piece_span(tokenizer: Any, text: str, start: int, end: int) -> tuple[int, int] | None:
@@ -138,7 +138,7 @@ def test_prune_returns_the_best_span_of_a_kept_sentence(folders: tuple[Path, Pat
         assert before.span is None
         assert got.kept == before.kept and got.trace == before.trace  # the span changes nothing
         span = got.span
-        assert isinstance(span, AnswerSpan)
+        assert isinstance(span, SourceSpan) and span.doc_id == ""  # not located in an index
         assert (span.passage, span.sentence) in {(k.passage, k.sentence) for k in got.kept}
         sentence = PASSAGES[span.passage][1][span.sentence]
         assert span.text == sentence[span.start : span.end] and span.text.strip()

@@ -4,7 +4,7 @@ and print what was found, the answer, or why that context was chosen."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -28,6 +28,9 @@ from ragsieve.cli.common import (
 from ragsieve.defaults import DEFAULT_MAX_TOKENS, DEFAULT_METHOD
 from ragsieve.errors import InputError
 from ragsieve.methods.answer_line import FLOOR
+
+if TYPE_CHECKING:
+    from ragsieve.types import Answer
 
 #: What ``--method`` means to each command (the methods, an example spec, the default).
 METHOD_HELP = {
@@ -135,6 +138,26 @@ def _names(idx: Any, hits: Any) -> dict[str, str]:
     return names_in_index(idx, [(s.chunk.doc_id, s.chunk.title) for s in hits])
 
 
+#: ``ask --llm``: the reader.
+AskLLMOpt = Annotated[
+    str,
+    typer.Option(
+        help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b | qwen-1.5b | none (no "
+        "LLM: the tagger's answer span alone). With local and qwen-0.5b the span answers "
+        "where it can, their reply printed below it."
+    ),
+]
+#: ``ask --compare``: a second method answering beside the first.
+CompareOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--compare",
+        help="Also answer with this method spec (e.g. naive) and print both side by side: "
+        "answer, context and prompt tokens, seconds, what each kept.",
+    ),
+]
+
+
 def ask(
     question: Annotated[str, typer.Argument(help="The question.", callback=utf8_text)],
     index_dir: IndexOpt,
@@ -146,14 +169,7 @@ def ask(
     ] = None,
     retriever: MethodRetrieverOpt = None,
     reranker: Annotated[str | None, typer.Option(help="Rerank before selection.")] = None,
-    llm: Annotated[
-        str,
-        typer.Option(
-            help="local | local:PATH.gguf | openai:MODEL@URL | qwen-0.5b | qwen-1.5b | none (no "
-            "LLM: the tagger's answer span alone). With local and qwen-0.5b the span answers "
-            "where it can, their reply printed below it."
-        ),
-    ] = "local",
+    llm: AskLLMOpt = "local",
     max_tokens: Annotated[
         int, typer.Option(min=1, max=8192, help="Answer length cap.")
     ] = DEFAULT_MAX_TOKENS,
@@ -162,14 +178,7 @@ def ask(
     llm_timeout: LLMTimeoutOpt = None,
     llm_retries: LLMRetriesOpt = None,
     config: ConfigOpt = None,
-    compare: Annotated[
-        str | None,
-        typer.Option(
-            "--compare",
-            help="Also answer with this method spec (e.g. naive) and print both side by side: "
-            "answer, context and prompt tokens, seconds, what each kept.",
-        ),
-    ] = None,
+    compare: CompareOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Answer QUESTION from the index with an LLM; prints the answer line, the tagger's answer
@@ -181,38 +190,49 @@ def ask(
     from ragsieve.methods import build_method, check_spec, parse_spec
 
     run = {"k": k, "budget": budget, "retriever": retriever, "reranker": reranker}
-    if compare is not None and no_llm(llm):
-        raise InputError("--compare compares LLM answers: drop --llm none, or run ask twice")
-    if no_llm(llm) and llm_options(llm_timeout, llm_retries, llm_ctx):
-        raise InputError(
-            "--llm-ctx, --llm-timeout and --llm-retries set an LLM: --llm none has none"
-        )
+    settings = llm_options(llm_timeout, llm_retries, llm_ctx)
+    _check_llm_flags(llm, compare, bool(settings))
     spec = check_spec(method_spec(method, config), **run)
     other = check_spec(parse_spec(compare), **run) if compare is not None else None
     idx = Index.open(index_dir)
     m = build_method(spec, idx, **run)
-    model = None if no_llm(llm) else get_llm(llm, **llm_options(llm_timeout, llm_retries, llm_ctx))
+    model = None if no_llm(llm) else get_llm(llm, **settings)
     prog, cb = progress(quiet=True)  # a method stage or LLM call that runs 10 s or more
     m.progress = cb
+    limits = {"max_tokens": max_tokens, "total_budget": total_budget}
     if other is not None:
-        first = build_method(other, idx, **run)
-        first.progress = cb
-        pair = [(other.label, first), (spec.label, m)]
         from ragsieve.compare import compare as run_compare
 
+        first = build_method(other, idx, **run)
+        first.progress = cb
         with prog:
             run_compare(
                 question,
-                pair,
+                [(other.label, first), (spec.label, m)],
                 model,
                 idx,
-                max_tokens=max_tokens,
-                total_budget=total_budget,
+                **limits,
                 as_json=as_json,
             )
         return
     with prog:
-        answer = m.ask(question, model, max_tokens=max_tokens, total_budget=total_budget)
+        answer = m.ask(question, model, **limits)
+    _print_answer(answer, idx, model is not None, as_json)
+
+
+def _check_llm_flags(llm: str, compare: str | None, settings: bool) -> None:
+    """A clear error for options that need an LLM with ``--llm none``."""
+    if compare is not None and no_llm(llm):
+        raise InputError("--compare compares LLM answers: drop --llm none, or run ask twice")
+    if no_llm(llm) and settings:
+        raise InputError(
+            "--llm-ctx, --llm-timeout and --llm-retries set an LLM: --llm none has none"
+        )
+
+
+def _print_answer(answer: Answer, idx: Any, asked: bool, as_json: bool) -> None:
+    """``ask``'s output: the answer as JSON, or its line, span, reply and confidence, then the
+    context the LLM read (``asked``: an LLM was asked) and the tokens."""
     from ragsieve.explain import where_of
 
     where = where_of(idx, answer.context.chunks)
@@ -223,36 +243,10 @@ def ask(
         print_json(out)
         return
     names = _names(idx, answer.context.chunks)
-    how = answer.trace.get("answer")  # the answer line's source (methods/answer_line.py)
-    if answer.abstained:
-        typer.echo(f"{NOT_ANSWERED} ({answer.trace.get('abstain', 'no answer')})")
-        best = max(answer.context.chunks, key=lambda s: s.score, default=None)
-        if best is not None:
-            typer.echo(
-                f"best evidence found: {_where(best.chunk, where, names)} [{best.chunk.id}]: "
-                f"{_snippet(best.chunk.text, 200)}"
-            )
-    elif model is None:
-        typer.echo(answer.text if answer.span is not None else f"(no answer span: {NO_SPAN})")
-    else:
-        typer.echo(answer.text or "(empty answer)")
-    if answer.span is not None:
-        if answer.abstained:
-            what = "the tagger's best span, under the floor"
-        elif model is None:
-            what = "the answer, no LLM asked"
-        else:
-            what = "the answer line" if how == "span" else "the tagger's answer"
-        typer.echo(_span_line(answer, idx, where, names, what))
-    if model is not None and answer.reply and how not in (None, "reply"):  # not the whole reply
-        typer.echo(
-            f"reply ({(answer.trace.get('llm') or {}).get('model') or 'LLM'}): "
-            f"{answer.reply or '(empty)'}"
-        )
-    if answer.confidence is not None:
-        typer.echo(f"confidence: {answer.confidence:.2f} (floor {FLOOR:.2f}; docs/llm.md)")
+    for text in _line_text(answer, idx, where, names, asked):
+        typer.echo(text)
     typer.echo("")
-    reader = "the LLM read them" if model is not None else "an LLM would read them"
+    reader = "the LLM read them" if asked else "an LLM would read them"
     typer.echo(
         f"context ({answer.method}): {_units(answer.context.chunks)}, "
         f"{answer.context.n_tokens} tokens, in the order {reader}"
@@ -262,15 +256,57 @@ def ask(
             f"  [{s.chunk.id}] {s.score:.3f} {_where(s.chunk, where, names)}: "
             f"{_snippet(s.chunk.text, 100)}"
         )
-    asked = answer.trace.get("llm")
-    if model is None or not asked:
-        typer.echo(f"tokens: none (no LLM asked); time {sum(answer.timings.values()):.2f}s")
-        return
+    typer.echo(_tokens_text(answer, asked))
+
+
+def _line_text(
+    answer: Answer, idx: Any, where: dict[str, str], names: dict[str, str], asked: bool
+) -> list[str]:
+    """The lines that print the answer line (:attr:`Answer.line`): the line or why it
+    abstained (with the best evidence found), the span beside it, the reply where the line is
+    not the whole reply, and the confidence."""
+    line = answer.line
+    kind = line.kind if line is not None else "reply"
+    out: list[str] = []
+    if line is not None and line.abstained:
+        out.append(f"{NOT_ANSWERED} ({line.why or 'no answer'})")
+        best = max(answer.context.chunks, key=lambda s: s.score, default=None)
+        if best is not None:
+            out.append(
+                f"best evidence found: {_where(best.chunk, where, names)} [{best.chunk.id}]: "
+                f"{_snippet(best.chunk.text, 200)}"
+            )
+    elif not asked:
+        out.append(answer.text if answer.span is not None else f"(no answer span: {NO_SPAN})")
+    else:
+        out.append(answer.text or "(empty answer)")
+    if answer.span is not None:
+        if answer.abstained:
+            what = "the tagger's best span, under the floor"
+        elif not asked:
+            what = "the answer, no LLM asked"
+        else:
+            what = "the answer line" if kind == "span" else "the tagger's answer"
+        out.append(_span_line(answer, idx, where, names, what))
+    if asked and answer.reply and kind != "reply":  # the line is not the whole reply
+        model = (answer.trace.get("llm") or {}).get("model") or "LLM"
+        out.append(f"reply ({model}): {answer.reply or '(empty)'}")
+    if answer.confidence is not None:
+        out.append(f"confidence: {answer.confidence:.2f} (floor {FLOOR:.2f}; docs/llm.md)")
+    return out
+
+
+def _tokens_text(answer: Answer, asked: bool) -> str:
+    """The tokens and seconds an answer took (none when no LLM was asked)."""
+    seconds = sum(answer.timings.values())
+    llm = answer.trace.get("llm")
+    if not asked or not llm:
+        return f"tokens: none (no LLM asked); time {seconds:.2f}s"
     u = answer.usage
-    calls = asked.get("calls", 1)
-    typer.echo(
+    calls = llm.get("calls", 1)
+    return (
         f"tokens: prompt {u.prompt_tokens}, completion {u.completion_tokens} "
-        f"({calls} LLM call{'s' if calls > 1 else ''}); time {sum(answer.timings.values()):.2f}s"
+        f"({calls} LLM call{'s' if calls > 1 else ''}); time {seconds:.2f}s"
     )
 
 

@@ -237,7 +237,9 @@ def run_eval(
                         # scored once when it is the line (naive, other readers, yes/no)
                         same = ans.reply == ans.text
                         reply = row if same else answer_metrics(ans.reply, q)
-                        row.update(reply=ans.reply, answer_from=ans.trace.get("answer", "reply"))
+                        row.update(
+                            reply=ans.reply, answer_from=ans.line.kind if ans.line else "reply"
+                        )
                         row.update(reply_em=reply.get("em"), reply_f1=reply.get("f1"))
                     row["prompt_tokens"] = ans.usage.prompt_tokens
                     row["completion_tokens"] = ans.usage.completion_tokens

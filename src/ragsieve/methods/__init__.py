@@ -6,7 +6,7 @@ Linker, LLM) built from a typed config, one module per method, registered explic
 >>> method = build_method("full[unit=passage,floor=0.5]", index, budget=450)
 """
 
-from ragsieve.methods.base import Method, MethodDef, Retrieval, generate_answer
+from ragsieve.methods.base import AnswerCall, Method, MethodDef, Retrieval, generate_answer
 from ragsieve.methods.registry import DEFAULT_METHOD, METHODS, known_methods
 from ragsieve.methods.spec import (
     RUN_KEYS,
@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_METHOD",
     "METHODS",
     "RUN_KEYS",
+    "AnswerCall",
     "Method",
     "MethodDef",
     "MethodSpec",

@@ -9,6 +9,10 @@ or no it says, each only where the reply decides plainly (no echo, negation, oth
 hedge or instruction in the question), and a two-part question by the whole reply where it
 holds the span. Under the floor (a confidence from the evidence) the line abstains: "the
 indexed documents do not answer". The rules and their dev figures: docs/llm.md.
+
+This module is the one place the line is drawn: each answer carries it as one typed
+:class:`~ragsieve.types.AnswerLine` (``Answer.line``), which every caller prints or serialises;
+the trace repeats its kind for explanation only.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 from ragsieve.llm.control import without_control
 from ragsieve.metrics.answer import normalize_answer
 from ragsieve.rerank.bm25 import tokenize
-from ragsieve.types import Answer, Context, SourceSpan
+from ragsieve.types import Answer, AnswerLine, Context, SourceSpan
 
 #: A question whose first word is one of these asks yes or no ("Are both ...?", "Did he ...?").
 YES_NO_FIRST = frozenset(
@@ -238,7 +242,7 @@ def confidence(question: str, context: Context) -> float | None:
     Chosen on dev among the span score, the keep probability, the overlap and their geometric
     means (docs/llm.md, "The floor"): the span score separates answerable from unanswerable
     readings least, as the span head always points somewhere; the reply's agreement with the
-    span is recorded in ``trace["agrees"]`` but not used (unmeasured on unanswerable rows)."""
+    span is recorded in ``line.agrees`` but not used (unmeasured on unanswerable rows)."""
     keep = evidence(context)
     if keep is None:
         return None
@@ -256,19 +260,49 @@ def unanswerable(question: str, context: Context) -> str | None:
     return None
 
 
+def drawn(
+    answer: Answer,
+    kind: str,
+    text: str,
+    *,
+    agrees: bool | None = None,
+    span: SourceSpan | None = None,
+) -> Answer:
+    """``answer`` with its line drawn: ``text`` (the answer's text too) of ``kind``
+    (:data:`~ragsieve.types.LINE_KINDS`); ``span``: where the line sits, when it is the span.
+    The trace records the kind (``trace["answer"]``) and, for a judged reply, ``agrees``."""
+    extra: dict[str, Any] = {"answer": kind}
+    if agrees is not None:
+        extra["agrees"] = agrees
+    line = AnswerLine(text, kind, agrees=agrees, span=span if kind == "span" else None)
+    return replace(answer, text=text, line=line, trace={**answer.trace, **extra})
+
+
+def span_only(answer: Answer, span: SourceSpan | None) -> Answer:
+    """``answer`` without a reader: the span's text is the line (``""`` and kind ``none`` when
+    the method gives no span)."""
+    if span is None:
+        return drawn(answer, "none", "")
+    return drawn(replace(answer, span=span), "span", span.text, span=span)
+
+
 def abstain(answer: Answer, why: str, confidence: float | None = 0.0) -> Answer:
     """``answer`` turned into "the indexed documents do not answer": no line, the reason in
-    ``trace["abstain"]``; the reply (if any) and the evidence stay for the user to read."""
+    ``line.why`` (and ``trace["abstain"]``); the reply (if any) and the evidence stay for the
+    user to read."""
+    agrees = answer.line.agrees if answer.line is not None else None
+    line = AnswerLine(None, "abstain", confidence, True, why, agrees)
     trace = {**answer.trace, "answer": "abstain", "abstain": why}
-    return replace(answer, text="", abstained=True, confidence=confidence, trace=trace)
+    return replace(answer, text="", line=line, trace=trace)
 
 
 def with_floor(answer: Answer, floor: float = FLOOR) -> Answer:
-    """``answer`` with its confidence, abstaining below ``floor``."""
+    """``answer`` (its line drawn) with its confidence, abstaining below ``floor``."""
     conf = confidence(answer.question, answer.context)
     if conf is not None and conf < floor:
         return abstain(answer, f"confidence {conf:.2f} is under the floor {floor:.2f}", conf)
-    return replace(answer, confidence=conf)
+    line = answer.line if answer.line is not None else AnswerLine(answer.text, "reply")
+    return replace(answer, line=replace(line, confidence=conf))
 
 
 def answer_line(
@@ -287,7 +321,7 @@ def answer_line(
     instruction (:func:`has_instruction`) is never decided by the reply's yes or no: its line
     is the span, or an abstention. A question that asks two things (:func:`is_two_part`) is
     answered by the whole reply where it holds the span (a span answers one part).
-    ``trace["answer"]`` is ``"choice"``, ``"yes-no"``, ``"whole"``, ``"span"``, ``"reply"`` or
+    ``line.kind`` is ``"choice"``, ``"yes-no"``, ``"whole"``, ``"span"``, ``"reply"`` or
     ``"abstain"``; under ``floor`` the line abstains."""
     q = answer.question
     own = not multiple_choice and span_first(llm)
@@ -306,10 +340,9 @@ def answer_line(
         how, text = "span", span.text
     else:
         how, text = "reply", answer.text
-    trace = {**answer.trace, "answer": how, "agrees": held}
     # A span is document text: the chat markers it may hold are never part of the line.
-    text = without_control(text)
-    line = replace(answer, text=text, reply=answer.text, span=span, trace=trace)
+    read = replace(answer, reply=answer.text, span=span)
+    line = drawn(read, how, without_control(text), agrees=held, span=span)
     if own and ordered and how == "reply" and is_yes_no(q):
         return abstain(line, "the question tells the reader what to say")
     return with_floor(line, floor)

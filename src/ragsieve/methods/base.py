@@ -21,7 +21,13 @@ from ragsieve.defaults import DEFAULT_MAX_TOKENS
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.llm.budget import PromptBudget, llm_window
 from ragsieve.llm.cost import answer_prices, llm_cost
-from ragsieve.methods.answer_line import abstain, answer_line, unanswerable, with_floor
+from ragsieve.methods.answer_line import (
+    abstain,
+    answer_line,
+    span_only,
+    unanswerable,
+    with_floor,
+)
 from ragsieve.progress import Progress, reported
 from ragsieve.rerank.base import Reranker, rerank
 from ragsieve.retrieve.base import DocFilter, Retriever
@@ -45,6 +51,29 @@ class Retrieval:
     timings: dict[str, float] = field(default_factory=dict)
     #: The tagger's answer span in the source (None: the method gives none).
     span: SourceSpan | None = None
+
+
+@dataclass(frozen=True)
+class AnswerCall:
+    """How every LLM answer call for one question runs (:func:`generate_answer`, and SAGE's
+    feedback rounds): the ``options`` of a multiple-choice question, the answer's
+    ``max_tokens``, the prices (dollars per 1M tokens) of its ``cost``, the method's
+    ``config`` for the trace, the ``prompt_budget`` every call spends from (None: only the
+    LLM's window bounds a call), and where ``progress`` is reported."""
+
+    options: list[str] | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    price_in_per_m: float | None = None
+    price_out_per_m: float | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    prompt_budget: PromptBudget | None = None
+    progress: Progress | None = None
+
+    def budget(self, llm: LLM) -> PromptBudget:
+        """The prompt budget of this question's calls to ``llm``."""
+        if self.prompt_budget is not None:
+            return self.prompt_budget
+        return PromptBudget(window=llm_window(llm))
 
 
 @dataclass(frozen=True)
@@ -216,18 +245,18 @@ class Method:
             return with_floor(span_answer(name, r, self.config_dict()))
         # Prices not given: 0 for a local model, SAGE's example prices for a remote one.
         price_in_per_m, price_out_per_m = answer_prices(llm, price_in_per_m, price_out_per_m)
-        gen_kw: dict[str, Any] = {
-            "options": options,
-            "max_tokens": max_tokens,
-            "price_in_per_m": price_in_per_m,
-            "price_out_per_m": price_out_per_m,
-            "config": self.config_dict(),
-            "prompt_budget": PromptBudget(total_budget, window=llm_window(llm)),
-            "progress": self.progress,
-        }
-        first = generate_answer(name, r, llm, **gen_kw)
+        how = AnswerCall(
+            options=options,
+            max_tokens=max_tokens,
+            price_in_per_m=price_in_per_m,
+            price_out_per_m=price_out_per_m,
+            config=self.config_dict(),
+            prompt_budget=PromptBudget(total_budget, window=llm_window(llm)),
+            progress=self.progress,
+        )
+        first = generate_answer(name, r, llm, how)
         loop = self.feedback_for(llm)
-        final = loop.run(name, r, first, llm, gen_kw) if loop is not None else first
+        final = loop.run(name, r, first, llm, how) if loop is not None else first
         return answer_line(final, r.span, llm, multiple_choice=bool(options))
 
     def feedback_for(self, llm: LLM) -> Any:
@@ -239,27 +268,24 @@ def generate_answer(
     method: str,
     r: Retrieval,
     llm: LLM,
+    how: AnswerCall | None = None,
     *,
-    options: list[str] | None = None,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    price_in_per_m: float | None = None,
-    price_out_per_m: float | None = None,
-    config: dict[str, Any] | None = None,
-    prompt_budget: PromptBudget | None = None,
-    progress: Progress | None = None,
     call: str = "LLM answer",
 ) -> Answer:
-    """One LLM call over the retrieved context; returns the :class:`Answer` with its trace.
-    ``progress`` hears the call as the stage ``"<method>: <call>"``.
+    """One LLM call over the retrieved context, run as ``how`` says (None: the defaults of
+    :class:`AnswerCall`); returns the :class:`Answer` with its trace. ``how.progress`` hears
+    the call as the stage ``"<method>: <call>"``.
 
-    With a bounded ``prompt_budget`` the lowest-scored chunks are dropped until the prompt
+    With a bounded ``how.prompt_budget`` the lowest-scored chunks are dropped until the prompt
     fits what is left of it (``trace["total_budget_cap"]``); the call is recorded there.
     """
-    budget = prompt_budget if prompt_budget is not None else PromptBudget(window=llm_window(llm))
+    how = how if how is not None else AnswerCall()
+    budget = how.budget(llm)
+    max_tokens = how.max_tokens
     timings = dict(r.timings)
-    messages, context, dropped = fit_prompt(r, options, budget, max_tokens)
+    messages, context, dropped = fit_prompt(r, how.options, budget, max_tokens)
     n_units = len(context.chunks)
-    with reported(progress, f"{method}: {call} ({n_units} units, {context.n_tokens} tokens)"):
+    with reported(how.progress, f"{method}: {call} ({n_units} units, {context.n_tokens} tokens)"):
         stop = timed(timings, "generate")
         gen = llm.generate(messages, max_tokens=max_tokens, temperature=0.0)
         stop()
@@ -268,11 +294,11 @@ def generate_answer(
     cost = llm_cost(
         usage.prompt_tokens,
         usage.completion_tokens,
-        *answer_prices(llm, price_in_per_m, price_out_per_m),
+        *answer_prices(llm, how.price_in_per_m, how.price_out_per_m),
     )
     trace = {
         **r.trace,
-        "config": config or {},
+        "config": how.config,
         "llm": {
             "model": gen.model or getattr(llm, "name", ""),
             "prompt_tokens": usage.prompt_tokens,
@@ -306,25 +332,20 @@ def generate_answer(
 
 def span_answer(method: str, r: Retrieval, config: dict[str, Any] | None = None) -> Answer:
     """The answer without an LLM: the retrieval's answer span (its text; ``""`` when the
-    method gives none), the context it was found in, no tokens and no cost. The trace says
-    which: ``answer`` is ``"span"`` or ``"none"``, and ``llm`` is null."""
-    trace = {
-        **r.trace,
-        "config": config or {},
-        "llm": None,
-        "answer": "span" if r.span is not None else "none",
-    }
-    return Answer(
+    method gives none), the context it was found in, no tokens and no cost. Its line says
+    which (:func:`~ragsieve.methods.answer_line.span_only`: ``line.kind`` is ``"span"`` or
+    ``"none"``), and the trace's ``llm`` is null."""
+    bare = Answer(
         question=r.question,
-        text=r.span.text if r.span is not None else "",
+        text="",
         context=r.context,
         usage=Usage(),
         cost=0.0,
         timings=dict(r.timings),
-        trace=trace,
+        trace={**r.trace, "config": config or {}, "llm": None},
         method=method,
-        span=r.span,
     )
+    return span_only(bare, r.span)
 
 
 def fit_prompt(

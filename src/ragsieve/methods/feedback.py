@@ -31,10 +31,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragsieve.llm.budget import PromptBudget
 from ragsieve.llm.cost import llm_cost
 from ragsieve.llm.prompts import build_answer_messages, build_feedback_messages, parse_feedback
 from ragsieve.methods.base import (
+    AnswerCall,
     Retrieval,
     capped,
     generate_answer,
@@ -129,16 +129,14 @@ class SelfFeedback:
         self.c = settings
         self.selector_for = selector_for
 
-    def run(
-        self, name: str, r: Retrieval, first: Answer, llm: LLM, gen_kw: dict[str, Any]
-    ) -> Answer:
+    def run(self, name: str, r: Retrieval, first: Answer, llm: LLM, how: AnswerCall) -> Answer:
         """Judge and re-answer until accepted or stopped; returns the best-judged answer."""
         c = self.c
         st = _Run(first, dict(first.timings), first.usage, seen={_chunk_ids(first.context)})
         min_k, max_k = c.min_k, None
         reason = "max_rounds"
         for rnd in range(1, c.max_rounds + 1):
-            fb = self._judge(name, r, st, rnd, min_k, max_k, llm, gen_kw)
+            fb = self._judge(name, r, st, rnd, min_k, max_k, llm, how)
             if fb is None:
                 reason = "window" if st.window_stop else "budget"
                 break
@@ -156,10 +154,10 @@ class SelfFeedback:
                 reason = "bounds"
                 break
             min_k, max_k = bounds
-            reason = self._answer_again(name, r, st, min_k, max_k, llm, gen_kw)
+            reason = self._answer_again(name, r, st, min_k, max_k, llm, how)
             if reason:
                 break
-        return self._finish(name, r, st, reason or "max_rounds", gen_kw)
+        return self._finish(name, r, st, reason or "max_rounds", how)
 
     def _judge(
         self,
@@ -170,19 +168,19 @@ class SelfFeedback:
         min_k: int,
         max_k: int | None,
         llm: LLM,
-        gen_kw: dict[str, Any],
+        how: AnswerCall,
     ) -> Any:
         """Judge the current answer; None when the budget cannot hold the judgement (with
         room for one more answer, unless this is the last round)."""
         cur = st.current
-        budget: PromptBudget = gen_kw["prompt_budget"]
+        budget = how.budget(llm)
         # The judgement reads the context again beside the answer: where that overflows the
         # LLM's window, the judge sees the context less its lowest-scored units.
         shown = list(cur.context.chunks)
         judge_dropped = 0
         while True:
             messages = build_feedback_messages(
-                r.question, [s.chunk.text for s in shown], cur.text, gen_kw["options"]
+                r.question, [s.chunk.text for s in shown], cur.text, how.options
             )
             if budget.fits_window(messages, self.c.feedback_max_tokens) or not shown:
                 break
@@ -195,7 +193,7 @@ class SelfFeedback:
         if not budget.room(messages, reserve):
             return None
         what = f"{name}: feedback call {rnd}/{self.c.max_rounds} (judge the answer)"
-        with reported(gen_kw.get("progress"), what):
+        with reported(how.progress, what):
             stop = timed(st.timings, "feedback")
             gen = llm.generate(messages, max_tokens=self.c.feedback_max_tokens, temperature=0.0)
             stop()
@@ -227,7 +225,7 @@ class SelfFeedback:
         min_k: int,
         max_k: int | None,
         llm: LLM,
-        gen_kw: dict[str, Any],
+        how: AnswerCall,
     ) -> str | None:
         """Re-cut and answer; the stop reason when it cannot: ``unchanged`` (the cut repeats a
         context already answered) or ``budget`` (its prompt does not fit)."""
@@ -242,20 +240,18 @@ class SelfFeedback:
         if key in st.seen:
             return "unchanged"
         messages = build_answer_messages(
-            r.question, [s.chunk.text for s in again.context.chunks], gen_kw["options"]
+            r.question, [s.chunk.text for s in again.context.chunks], how.options
         )
-        if not gen_kw["prompt_budget"].room(messages):
+        if not how.budget(llm).room(messages):
             return "budget"
         st.seen.add(key)
         call = f"LLM answer {len(st.seen)} ({'more' if max_k is None else 'less'} context)"
-        st.current = generate_answer(name, again, llm, **gen_kw, call=call)
+        st.current = generate_answer(name, again, llm, how, call=call)
         st.timings["generate"] = st.timings.get("generate", 0.0) + st.current.timings["generate"]
         st.answer_usage = st.answer_usage + st.current.usage
         return None
 
-    def _finish(
-        self, name: str, r: Retrieval, st: _Run, reason: str, gen_kw: dict[str, Any]
-    ) -> Answer:
+    def _finish(self, name: str, r: Retrieval, st: _Run, reason: str, how: AnswerCall) -> Answer:
         c = self.c
         if not st.judged or st.current is not st.judged[-1]:
             best, chosen = len(st.judged), st.current  # unjudged: the budget stopped the judge
@@ -269,8 +265,8 @@ class SelfFeedback:
         cost = llm_cost(
             usage.prompt_tokens,
             usage.completion_tokens,
-            gen_kw["price_in_per_m"],
-            gen_kw["price_out_per_m"],
+            how.price_in_per_m,
+            how.price_out_per_m,
         )
         trace = {
             **chosen.trace,
@@ -278,7 +274,7 @@ class SelfFeedback:
                 **chosen.trace.get("llm", {}),
                 "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
-                **gen_kw["prompt_budget"].trace(),
+                **(how.prompt_budget.trace() if how.prompt_budget is not None else {}),
             },
             "feedback": {
                 "fs": c.fs,

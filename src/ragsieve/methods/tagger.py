@@ -156,25 +156,6 @@ class TaggedSelection(Selection):
     span: SourceSpan | None = field(default=None)
 
 
-def source_span(pruned: Pruned, units: list[list[Chunk]]) -> SourceSpan | None:
-    """The pruner's answer span (indices into the passages it read: ``units``) as a
-    :class:`~ragsieve.types.SourceSpan`: document offsets are the sentence chunk's start plus
-    the span's offsets in that sentence's text (the text the tagger read)."""
-    span = pruned.span
-    if span is None:
-        return None
-    c = units[span.passage][span.sentence]
-    return SourceSpan(
-        text=span.text,
-        score=float(span.score),
-        doc_id=c.doc_id,
-        chunk_id=c.id,
-        start=c.start + span.start,
-        end=c.start + span.end,
-        title=c.title,
-    )
-
-
 def tagged_selection(
     pruned: Pruned,
     units: list[list[Chunk]],
@@ -186,7 +167,8 @@ def tagged_selection(
     most probable first when the budget cannot hold them all (a passage that does not fit
     leaves its kept sentences to stand alone); and every sentence as a scored candidate
     (score = keep probability) for the trace and ``explain``. The selection carries the
-    pruner's answer span (:func:`source_span`)."""
+    pruner's answer span, located in the sentence chunk it was read in
+    (:meth:`~ragsieve.types.SourceSpan.located`)."""
     cands: list[Scored] = []
     by_key: dict[tuple[int, int], Scored] = {}
     for p, (t, sents) in enumerate(zip(pruned.tagged, units, strict=True)):
@@ -225,7 +207,9 @@ def tagged_selection(
         "groups": len(groups),
         "over_budget": len(groups) - whole,
     }
-    found = TaggedSelection(make_context(context), trace, source_span(pruned, units))
+    sp = pruned.span
+    span = sp.located(units[sp.passage][sp.sentence]) if sp is not None else None
+    found = TaggedSelection(make_context(context), trace, span)
     return found, sorted(cands, key=lambda s: -s.score)
 
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from ragsieve.defaults import DEFAULT_MAX_TOKENS
 from ragsieve.methods import DEFAULT_METHOD
 from ragsieve.serve.limits import MAX_BUDGET, MAX_K
-from ragsieve.types import SourceSpan
+from ragsieve.types import LINE_KINDS, SourceSpan
 
 # ----------------------------------------------------------------------------- limits
 #: Longest query / question accepted, in characters (a paragraph, not a document).
@@ -183,16 +183,44 @@ class ExplainResponse(BaseModel):
 
 
 #: The tagger's answer span as ``/ask`` writes it (:meth:`SourceSpan.to_json`): the fields of
-#: :class:`~ragsieve.types.SourceSpan` (taken from it, so that the two cannot drift apart), each
-#: one required, and ``in_context``: whether its unit is in ``context`` (a budget can leave a
-#: kept sentence out). ``score`` is the span head's probability (start times end), in (0, 1].
+#: :class:`~ragsieve.types.SourceSpan` that JSON carries (taken from it, so that the two cannot
+#: drift apart), each one required, and ``in_context``: whether its unit is in ``context`` (a
+#: budget can leave a kept sentence out). ``score`` is the span head's probability (start
+#: times end), in (0, 1].
 AnswerSpan = create_model(
     "AnswerSpan",
     __doc__="The tagger's answer span, located: ``text`` is characters ``start``-``end`` of "
     "document ``doc_id`` (offsets as a context chunk's), inside the sentence unit ``chunk_id``.",
-    **{name: (kind, ...) for name, kind in get_type_hints(SourceSpan).items()},
+    **{
+        name: (kind, ...)
+        for name, kind in get_type_hints(SourceSpan).items()
+        if name in SourceSpan.JSON_FIELDS
+    },
     in_context=(bool, ...),
 )
+
+
+class AnswerLine(BaseModel):
+    """The answer line as :class:`ragsieve.types.AnswerLine` writes it: the typed result that
+    ``answer``, ``abstained`` and ``confidence`` repeat at the top level."""
+
+    text: str | None = Field(description="The line (null: it abstained).")
+    kind: Literal[LINE_KINDS] = Field(  # type: ignore[valid-type]
+        description="Where the line came from: the tagger's span, the LLM's reply, the whole "
+        "reply of a two-part question, the option (choice) or yes-no the reply names, none (no "
+        "LLM and no span), or abstain."
+    )
+    confidence: float | None = Field(
+        description="How sure the line is that the documents answer (null: nothing to judge by)."
+    )
+    abstained: bool = Field(description="The indexed documents do not answer.")
+    why: str | None = Field(description="Why the line abstained (null: it did not).")
+    agrees: bool | None = Field(
+        description="Whether the LLM's reply holds every word of the span (null: not judged)."
+    )
+    span: AnswerSpan | None = Field(  # type: ignore[valid-type]
+        description="Where the line sits in the documents, when it is the tagger's span."
+    )
 
 
 class AskResponse(BaseModel):
@@ -204,7 +232,7 @@ class AskResponse(BaseModel):
     abstained: bool = Field(
         False,
         description="True when the line abstained: under the confidence floor, a question with "
-        "no word to search for, or nothing found (``trace.abstain`` says why; the evidence and "
+        "no word to search for, or nothing found (``line.why`` says why; the evidence and "
         "any reply stay).",
     )
     confidence: float | None = Field(
@@ -227,7 +255,12 @@ class AskResponse(BaseModel):
         None,
         description="The LLM's reply (null: no LLM asked). ``answer`` is the answer line: the "
         "reply, or for the packaged local readers the answer span where it answers "
-        "(``trace.answer``: span, choice, yes-no, reply or abstain).",
+        "(``line.kind``: span, whole, choice, yes-no, reply, none or abstain).",
+    )
+    line: AnswerLine | None = Field(
+        None,
+        description="The answer line, typed: its text, where it came from, confidence and "
+        "abstention (null: no line was drawn).",
     )
     #: Only when the request set ``explain``.
     explain: ExplainResponse | None = None

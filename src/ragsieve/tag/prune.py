@@ -43,16 +43,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from ragsieve.errors import ConfigError
 from ragsieve.tag.model import Passage, Tagged
-from ragsieve.tag.span import AnswerSpan, SpanTagged, own_clause, snap_span
+from ragsieve.tag.span import SpanTagged, own_clause, snap_span
 from ragsieve.tag.stack import Stacker
 from ragsieve.text import has_words
+from ragsieve.types import SourceSpan
 
 #: A sentence that needs its subject from earlier in its passage ("He ...", "The film ...").
 NEEDS_SUBJECT = re.compile(
@@ -109,7 +110,7 @@ class Pruned:
     trace: dict[str, Any] = field(default_factory=dict)
     passage_threshold: float = 0.0
     #: The best answer span among the kept sentences (None: the tagger has no span head).
-    span: AnswerSpan | None = None
+    span: SourceSpan | None = None
 
 
 def check_threshold(threshold: float | None, name: str = "threshold") -> None:
@@ -399,8 +400,8 @@ def span_in(chars: Any, text: str, sp: Any, snap: bool) -> tuple[int, int]:
 
 
 def neighbour_checked(
-    tagger: Tagger, question: str, passages: Sequence[Passage], span: AnswerSpan, snap: bool
-) -> AnswerSpan:
+    tagger: Tagger, question: str, passages: Sequence[Passage], span: SourceSpan, snap: bool
+) -> SourceSpan:
     """``span``, or where it sits in a clause about the neighbour of what the question asks
     (:func:`~ragsieve.tag.span.own_clause`), the span the tagger finds reading the right clause
     alone with the question (its characters in the same sentence)."""
@@ -419,7 +420,7 @@ def neighbour_checked(
     start, end = span_in(chars, part, sp, snap)
     if end <= start:
         return span
-    return AnswerSpan(part[start:end], span.passage, span.sentence, a + start, a + end, sp.score)
+    return replace(span, text=part[start:end], score=sp.score, start=a + start, end=a + end)
 
 
 def best_span(
@@ -431,7 +432,7 @@ def best_span(
     snap: bool = True,
     link_mode: str = "inherit",
     linked: set[int] | frozenset[int] = frozenset(),
-) -> AnswerSpan | None:
+) -> SourceSpan | None:
     """The answer span: among the kept sentences' spans in the ``first`` reading (the question
     alone), the one whose span probability times the sentence's keep probability times its
     passage's relevance is highest; its characters found by re-tokenising that one sentence.
@@ -475,4 +476,6 @@ def best_span(
                     _, k, sp = there
                     sentence, start, end = located(k, sp)
                 break
-    return AnswerSpan(sentence[start:end], k.passage, k.sentence, start, end, sp.score)
+    return SourceSpan(
+        sentence[start:end], sp.score, start=start, end=end, passage=k.passage, sentence=k.sentence
+    )

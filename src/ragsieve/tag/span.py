@@ -29,24 +29,12 @@ SPAN_HEAD = "span_head."
 
 
 @dataclass(frozen=True)
-class AnswerSpan:
-    """An extractive answer: ``text`` is ``sentence[start:end]`` of sentence ``sentence`` of
-    passage ``passage`` (indices into what the tagger was given), ``score`` the span's
-    probability (softmax over start times softmax over end, within its window)."""
-
-    text: str
-    passage: int
-    sentence: int
-    start: int
-    end: int
-    score: float
-
-
-@dataclass(frozen=True)
 class SentenceSpan:
     """One sentence's best span in one reading: word pieces ``first`` to ``last`` (inclusive,
     counted in the sentence's own pieces, as the sentence tokenised alone gives them) and its
-    ``score`` (as :attr:`AnswerSpan.score`)."""
+    ``score``: the span's probability (softmax over start times softmax over end, within its
+    window). :func:`ragsieve.tag.prune.best_span` turns the best one into characters, a
+    :class:`~ragsieve.types.SourceSpan`."""
 
     first: int
     last: int
