@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from ragsieve.training.card import card_section, command_line, data_hashes, run_record
 from ragsieve.training.export import export_onnx, quantize_int8_per_channel, require_onnx
-from ragsieve.training.loop import CHECKPOINT, Loop
+from ragsieve.training.loop import CHECKPOINT, Loop, Tracking
 from ragsieve.training.optim import adamw_warmup
 from ragsieve.training.run import RunOptions, begin, seed_everything, torch_device
 
@@ -48,6 +48,7 @@ __all__ = [
     "CHECKPOINT",
     "Loop",
     "RunOptions",
+    "Tracking",
     "adamw_warmup",
     "begin",
     "card_section",
