@@ -8,8 +8,9 @@ Each trainer keeps its recipe (data, model, loss) and gets from here what every 
   :func:`torch_device` gives a one-line error when CUDA is asked for and unavailable.
 * :class:`Loop` (``loop.py``): ``Loop(out_dir, model, optimizer, n_steps, opts, config, log,
   scheduler=, clip_norm=, tracking=).run(loss_fn)``, where ``loss_fn(step)`` returns batch
-  ``step``'s loss tensor; the loop steps the optimiser, checkpoints to ``out_dir/checkpoint.pt`` (every
-  ``checkpoint_every`` steps and when a limit stops it), resumes from it with every RNG state
+  ``step``'s loss tensor; the loop steps the optimiser, checkpoints to
+  ``out_dir/checkpoint.pt`` (every ``checkpoint_every`` steps and when a limit stops it),
+  resumes from it with every RNG state
   (refusing one written with another ``config``), logs a loss EMA and deletes the checkpoint
   when the run finishes. Returns ``{steps, scheduled_steps, finished, seconds,
   final_loss_ema, first_loss, device}``.
