@@ -41,6 +41,7 @@ from ragsieve.data import find_data_dir
 from ragsieve.tag.fit import pools
 from ragsieve.tag.model import OnnxTagger, Passage, Tagged
 from ragsieve.tag.prune import prune
+from ragsieve.tag.settings import TaggerSettings
 
 THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 PASSAGE_THRESHOLDS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
@@ -110,11 +111,24 @@ def sweep(
             for q in questions
         ]
         points = {}
+
+        def settings(th: float, pth: float | None) -> TaggerSettings:
+            """The sweep's point: its thresholds, its decision and hops, no carrying."""
+            return TaggerSettings(
+                threshold=th,
+                passage_threshold=pth,
+                stack=decision == "stack",
+                hops=hops,
+                min_keep=1,
+                lead=False,
+                link=False,
+            )
+
         for th, pth in grid:
             rows = []
             for q in questions:
                 passages = [(t, s) for t, s, _ in q["pool"]]
-                pr = prune(tagger, q["question"], passages, th, hops, 1, pth, decision == "stack")
+                pr = prune(tagger, q["question"], passages, settings(th, pth))
                 kept = [(k.passage, k.sentence, k.prob) for k in pr.kept]
                 rows.append(pools.measure(kept, q, budget))
             points[f"{th}/{'floor' if pth is None else pth}"] = pools.mean(rows)

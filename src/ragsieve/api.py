@@ -10,7 +10,6 @@ from typing import Any
 
 from ragsieve.checks import (
     MAX_COUNT,
-    check_flag,
     check_int,
     check_name,
     check_passages,
@@ -24,12 +23,14 @@ from ragsieve.checks import (
 from ragsieve.defaults import DEFAULT_MAX_TOKENS
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.index import Index
+from ragsieve.llm.cost import Prices
 from ragsieve.methods import DEFAULT_METHOD, MethodSpec, build_method
 from ragsieve.rerank import get_reranker
 from ragsieve.rerank import rerank as rerank_scored
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever
 from ragsieve.tag.prune import Kept
+from ragsieve.tag.settings import TaggerSettings
 from ragsieve.types import Answer, Scored, SourceSpan
 
 #: The highest price ``ask`` takes, dollars per 1M tokens (a typo guard, not a market bound).
@@ -76,8 +77,7 @@ def ask(
     total_budget: int | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     llm_ctx: int | None = None,
-    price_in_per_m: float | None = None,
-    price_out_per_m: float | None = None,
+    prices: Prices | tuple[float | None, float | None] | None = None,
     **run: Any,
 ) -> Answer:
     """Answer ``question`` from ``index`` with ``method``, a spec such as
@@ -85,9 +85,10 @@ def ask(
     ``retriever`` and ``reranker``; ``llm`` is a spec string or an LLM. ``total_budget``
     bounds the prompt tokens of every LLM call for the question (feedback included);
     ``max_tokens`` caps the answer and ``llm_ctx`` sets the LLM's context window (as the
-    CLI's ``--max-tokens`` and ``--llm-ctx``). ``price_in_per_m`` and ``price_out_per_m``
-    (dollars per 1M tokens) price ``Answer.cost``; not given, a local model's answer costs 0
-    and a remote one's is priced at SAGE's example prices (:mod:`ragsieve.llm.cost`).
+    CLI's ``--max-tokens`` and ``--llm-ctx``). ``prices``, a
+    :class:`~ragsieve.llm.cost.Prices` or ``(in, out)`` pair in dollars per 1M tokens, price
+    ``Answer.cost``; a price not given (None) is 0 for a local model's answer and SAGE's
+    example price for a remote one's (:mod:`ragsieve.llm.cost`).
     ``llm="none"`` (or None) asks no LLM: the answer is the tagger's answer span
     (``Answer.span``; ``""`` and no span when the method gives none). With the packaged readers
     (``"local"``, ``"qwen-0.5b"``) ``Answer.text`` is that span where it answers (not a yes/no
@@ -115,8 +116,7 @@ def ask(
     check_int("total_budget", total_budget, none_ok=True)
     check_int("max_tokens", max_tokens)
     check_int("llm_ctx", llm_ctx, lo=16, none_ok=True)
-    check_real("price_in_per_m", price_in_per_m, lo=0, hi=MAX_PRICE, none_ok=True)
-    check_real("price_out_per_m", price_out_per_m, lo=0, hi=MAX_PRICE, none_ok=True)
+    price_in_per_m, price_out_per_m = _prices(prices)
     check_run(run)
     idx = _as_index(index)
     m = build_method(method, idx, **run)
@@ -137,6 +137,17 @@ def ask(
         price_in_per_m=price_in_per_m,
         price_out_per_m=price_out_per_m,
     )
+
+
+def _prices(prices: Any) -> tuple[float | None, float | None]:
+    """``ask``'s ``prices`` as (in, out) dollars per 1M tokens, each checked (None: default)."""
+    if prices is None:
+        return None, None
+    if not isinstance(prices, tuple) or len(prices) != 2:
+        raise ConfigError(f"prices must be a Prices or an (in, out) pair, got {describe(prices)}")
+    price_in = check_real("prices.in_per_m", prices[0], lo=0, hi=MAX_PRICE, none_ok=True)
+    price_out = check_real("prices.out_per_m", prices[1], lo=0, hi=MAX_PRICE, none_ok=True)
+    return price_in, price_out
 
 
 @dataclass(frozen=True)
@@ -189,31 +200,38 @@ class KeptSentences(list[Kept]):
     span: SourceSpan | None = None
 
 
+#: :func:`prune`'s tagger settings when none are given: the ``tagger`` method's, without lead
+#: carrying, which was adopted for the method only (docs/tagger.md, "Lead carrying on today's
+#: code": "``ragsieve.prune`` and ``full`` carry no leads").
+PRUNE_SETTINGS = TaggerSettings(lead=False)
+
+
 def prune(
     question: str,
     passages: list[str] | list[tuple[str, str]],
     *,
-    threshold: float | None = None,
-    hops: int = 2,
-    min_keep: int = 1,
+    settings: TaggerSettings | None = None,
     budget: int | None = None,
     rate: float | None = None,
     model: str | Path | None = None,
-    passage_threshold: float | None = None,
-    stack: bool = True,
-    open_point: bool = False,
-    link: bool = True,
+    **options: Any,
 ) -> KeptSentences:
     """The sentences of ``passages`` that the evidence tagger keeps for ``question``, each with
     its keep probability and its paragraph's relevance: paragraph by paragraph, the most
     relevant paragraph first, sentences in source order inside a paragraph.
 
+    ``settings`` (a :class:`~ragsieve.tag.settings.TaggerSettings`; None:
+    :data:`PRUNE_SETTINGS`) are the tagger's, and ``options`` override any of them by name:
+    ``threshold``, ``passage_threshold``, ``hops``, ``min_keep``, ``stack``, ``open_point``,
+    ``link``, ``lead``, ``span_power``, ``span_snap``, ``span_link``. ``link`` (on, as in the
+    ``tagger`` method): a passage that kept nothing but whose title a kept sentence of a
+    passage with another title names keeps its most probable sentence (docs/tagger.md, "Link
+    carrying"). ``open_point`` takes the stacker's open point (chosen on dev with no budget:
+    recall over precision) instead of its default.
+
     ``budget`` (tokens) and ``rate`` (a share of the passages' tokens, as LLMLingua's ``rate``)
     are ceilings: when the kept sentences exceed one, the most probable ones that fit stay, in
-    the same order. ``open_point`` takes the stacker's open point (chosen on dev with no
-    budget: recall over precision) instead of its default. ``link`` (on, as in the ``tagger``
-    method): a passage that kept nothing but whose title a kept sentence of a passage with
-    another title names keeps its most probable sentence (docs/tagger.md, "Link carrying").
+    the same order. ``model``: a tagger folder (None: the shipped model).
 
     A passage is a text or a ``(title, text)`` pair. It is read paragraph by paragraph
     (blank-line blocks, the unit the tagger was trained on), each paragraph with the passage's
@@ -222,28 +240,56 @@ def prune(
     >>> kept = prune("When did Champollion announce it?", [("Champollion", text)])
     >>> [(k.text, round(k.prob, 2)) for k in kept]
     """
-    import re
     from dataclasses import replace
 
     from ragsieve.methods.tagger import get_tagger
-    from ragsieve.tag.prune import check_threshold
     from ragsieve.tag.prune import prune as run
-    from ragsieve.text import count_tokens, sentence_texts
 
     # Every argument is checked before the tagger loads.
     check_text("question", question)
     pairs = check_passages("passages", passages)
-    check_threshold(threshold)
-    check_threshold(passage_threshold, "passage_threshold")
-    check_int("hops", hops, hi=2)
-    check_int("min_keep", min_keep, lo=0)
+    chosen = _prune_settings(settings, options)
     check_int("budget", budget, none_ok=True)
     check_real("rate", rate, lo=0, hi=1, lo_open=True, none_ok=True)
     if model is not None and not isinstance(model, str | os.PathLike):
         raise ConfigError(f"model must be a tagger folder (a path) or None, got {describe(model)}")
-    check_flag("stack", stack)
-    check_flag("open_point", open_point)
-    check_flag("link", link)
+    items, owner = _paragraphs(pairs)
+    tagger = get_tagger(str(model) if model is not None else None)
+    pruned = run(tagger, question, items, chosen)
+    kept = _limited(pruned.kept, items, budget, rate)
+    out = KeptSentences(replace(k, passage=owner[k.passage]) for k in kept)
+    span = pruned.span
+    if span is not None and any(
+        (k.passage, k.sentence) == (span.passage, span.sentence) for k in kept
+    ):
+        out.span = replace(span, passage=owner[span.passage])
+    return out
+
+
+def _prune_settings(settings: Any, options: dict[str, Any]) -> TaggerSettings:
+    """:func:`prune`'s settings: ``settings`` (None: :data:`PRUNE_SETTINGS`) with ``options``
+    set by name, checked as they are made; an option that is no setting is refused by name."""
+    from dataclasses import fields, replace
+
+    if settings is not None and not isinstance(settings, TaggerSettings):
+        raise ConfigError(f"settings must be a TaggerSettings or None, got {describe(settings)}")
+    names = [f.name for f in fields(TaggerSettings)]
+    unknown = sorted(set(options) - set(names))
+    if unknown:
+        raise ConfigError(
+            f"prune got unknown option(s) {', '.join(unknown)}: it takes settings, budget, "
+            f"rate, model and the tagger's settings {', '.join(names)}"
+        )
+    return replace(settings or PRUNE_SETTINGS, **options)
+
+
+def _paragraphs(pairs: list[tuple[str, str]]) -> tuple[list[tuple[str, list[str]]], list[int]]:
+    """The paragraphs the tagger reads (blank-line blocks of each passage, with the passage's
+    title, as sentence lists; empty ones dropped) and, for each, the passage it came from."""
+    import re
+
+    from ragsieve.text import sentence_texts
+
     items: list[tuple[str, list[str]]] = []
     owner: list[int] = []
     for i, (title, text) in enumerate(pairs):
@@ -252,34 +298,24 @@ def prune(
             if sents:
                 items.append((title, sents))
                 owner.append(i)
-    tagger = get_tagger(str(model) if model is not None else None)
-    stacked = None if stack else False  # None: the model's stacker, where it has one
-    pruned = run(
-        tagger,
-        question,
-        items,
-        threshold,
-        hops,
-        min_keep,
-        passage_threshold,
-        stacked,
-        open_point,
-        link=link,
-    )
-    kept = pruned.kept
+    return items, owner
+
+
+def _limited(
+    kept: list[Kept],
+    items: list[tuple[str, list[str]]],
+    budget: int | None,
+    rate: float | None,
+) -> list[Kept]:
+    """``kept`` within the tighter of ``budget`` tokens and ``rate`` x the paragraphs' tokens
+    (:func:`_within`); all of it when neither is given."""
+    from ragsieve.text import count_tokens
+
     limits = [] if budget is None else [budget]
     if rate is not None:
         total = sum(count_tokens(s) for _, sents in items for s in sents)
         limits.append(int(rate * total))
-    if limits:
-        kept = _within(kept, min(limits))
-    out = KeptSentences(replace(k, passage=owner[k.passage]) for k in kept)
-    span = pruned.span
-    if span is not None and any(
-        (k.passage, k.sentence) == (span.passage, span.sentence) for k in kept
-    ):
-        out.span = replace(span, passage=owner[span.passage])
-    return out
+    return _within(kept, min(limits)) if limits else kept
 
 
 def _within(kept: list[Kept], limit: int) -> list[Kept]:

@@ -14,6 +14,7 @@ from ragsieve.llm.cost import (
     DEFAULT_PRICE_IN_PER_M,
     DEFAULT_PRICE_OUT_PER_M,
     LOCAL_SPECS,
+    Prices,
     answer_prices,
     is_local_llm,
     llm_cost,
@@ -47,9 +48,14 @@ def test_a_local_answer_costs_0_unless_prices_are_given(
     run = {"method": "naive", "llm": local_llm, "k": 2, "max_tokens": 8}
     free = ragsieve.ask(Q, sample_index_dir, **run)
     assert free.usage.prompt_tokens > 0 and free.cost == 0 and free.to_json()["cost"] == 0
-    priced = ragsieve.ask(Q, sample_index_dir, price_in_per_m=0.15, price_out_per_m=0.6, **run)
+    priced = ragsieve.ask(Q, sample_index_dir, prices=Prices(0.15, 0.6), **run)
     u = priced.usage
     assert priced.cost > 0
     assert priced.cost == pytest.approx(llm_cost(u.prompt_tokens, u.completion_tokens, 0.15, 0.6))
-    with pytest.raises(ConfigError, match="price_in_per_m must be a real number"):
-        ragsieve.ask(Q, sample_index_dir, price_in_per_m=-1.0, **run)
+    pair = ragsieve.ask(Q, sample_index_dir, prices=(0.15, 0.6), **run)
+    v = pair.usage
+    assert pair.cost == pytest.approx(llm_cost(v.prompt_tokens, v.completion_tokens, 0.15, 0.6))
+    with pytest.raises(ConfigError, match=r"prices\.in_per_m must be a real number"):
+        ragsieve.ask(Q, sample_index_dir, prices=(-1.0, None), **run)
+    with pytest.raises(ConfigError, match="unknown run option"):
+        ragsieve.ask(Q, sample_index_dir, price_in_per_m=0.15, **run)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tagger_helpers import FILM, OTHER, PASSAGES, QUESTION
+from tagger_helpers import FILM, OTHER, PASSAGES, QUESTION, bare
 
 from ragsieve.errors import ConfigError
 from ragsieve.tag.model import OnnxTagger
@@ -24,8 +24,8 @@ def tagger() -> OnnxTagger:
 
 
 def test_threshold_orders_and_nests(tagger: OnnxTagger) -> None:
-    low = prune(tagger, QUESTION, PASSAGES, threshold=0.05, stack=False)
-    high = prune(tagger, QUESTION, PASSAGES, threshold=0.6, stack=False)
+    low = prune(tagger, QUESTION, PASSAGES, bare(threshold=0.05, stack=False))
+    high = prune(tagger, QUESTION, PASSAGES, bare(threshold=0.6, stack=False))
     as_set = lambda p: {(k.passage, k.sentence) for k in p.kept}  # noqa: E731
     assert as_set(high) <= as_set(low)
     assert all(k.prob >= 0.6 for k in high.kept[1:]) or len(high.kept) == 1
@@ -38,17 +38,27 @@ def test_threshold_orders_and_nests(tagger: OnnxTagger) -> None:
 
 
 def test_min_keep_never_leaves_the_context_empty(tagger: OnnxTagger) -> None:
-    out = prune(tagger, "What is the boiling point of mercury?", [("Eiffel Tower", OTHER)], 0.99)
+    q = "What is the boiling point of mercury?"
+    out = prune(tagger, q, [("Eiffel Tower", OTHER)], bare(threshold=0.99))
     assert len(out.kept) == 1
-    none = prune(tagger, "What is the boiling point of mercury?", [("", OTHER)], 0.99, min_keep=0)
+    none = prune(
+        tagger,
+        "What is the boiling point of mercury?",
+        [("", OTHER)],
+        bare(threshold=0.99, min_keep=0),
+    )
     assert none.kept == []
 
 
 def test_second_hop_reads_the_others_with_the_bridge(tagger: OnnxTagger) -> None:
     # Low thresholds: two-sentence toy passages are read as barely relevant by the shipped
     # model (the film's 0.08), which at its defaults leaves no bridge.
-    one = prune(tagger, QUESTION, PASSAGES, 0.1, hops=1, passage_threshold=0.0, stack=False)
-    two = prune(tagger, QUESTION, PASSAGES, 0.1, hops=2, passage_threshold=0.0, stack=False)
+    one = prune(
+        tagger, QUESTION, PASSAGES, bare(threshold=0.1, hops=1, passage_threshold=0.0, stack=False)
+    )
+    two = prune(
+        tagger, QUESTION, PASSAGES, bare(threshold=0.1, hops=2, passage_threshold=0.0, stack=False)
+    )
     assert "hop" not in one.trace
     hop = two.trace["hop"]
     assert hop is not None and hop["passages"] == 2 and hop["query_added"]
@@ -59,17 +69,17 @@ def test_second_hop_reads_the_others_with_the_bridge(tagger: OnnxTagger) -> None
 
 
 def test_bad_options() -> None:
-    t = OnnxTagger()
+    """Settings out of bounds are refused when made, before any pruning."""
     with pytest.raises(ConfigError, match="threshold"):
-        prune(t, "q", PASSAGES, threshold=1.5)
+        bare(threshold=1.5)
     with pytest.raises(ConfigError, match="hops"):
-        prune(t, "q", PASSAGES, hops=3)
+        bare(hops=3)
     with pytest.raises(ConfigError, match="passage_threshold"):
-        prune(t, "q", PASSAGES, passage_threshold=1.0)
+        bare(passage_threshold=1.0)
     with pytest.raises(ConfigError, match="stack"):
-        prune(t, "q", PASSAGES, stack="yes")  # type: ignore[arg-type]
+        bare(stack="yes")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="open_point"):
-        prune(t, "q", PASSAGES, open_point="yes")  # type: ignore[arg-type]
+        bare(open_point="yes")  # type: ignore[arg-type]
 
 
 CORPUS = Path(__file__).resolve().parents[2] / "examples" / "corpus"
@@ -107,17 +117,19 @@ def test_mixed_topics_keep_no_off_topic_sentence(
 def test_rejected_passages_contribute_nothing_but_min_keep(tagger: OnnxTagger) -> None:
     q = "What is the boiling point of mercury?"
     for stack in (True, False):
-        out = prune(tagger, q, PASSAGES, passage_threshold=0.9, min_keep=0, stack=stack)
+        out = prune(tagger, q, PASSAGES, bare(passage_threshold=0.9, min_keep=0, stack=stack))
         assert out.kept == [] and out.trace["rejected_passages"] == 3
-        fallback = prune(tagger, q, PASSAGES, passage_threshold=0.9, stack=stack)
+        fallback = prune(tagger, q, PASSAGES, bare(passage_threshold=0.9, stack=stack))
         assert len(fallback.kept) == 1 and fallback.trace["fallback"] is True
-        assert prune(tagger, QUESTION, PASSAGES, stack=stack).trace["fallback"] is False
+        assert prune(tagger, QUESTION, PASSAGES, bare(stack=stack)).trace["fallback"] is False
 
 
 def test_the_second_reading_counts_only_where_it_finds_the_passage_relevant(
     tagger: OnnxTagger,
 ) -> None:
-    two = prune(tagger, QUESTION, PASSAGES, 0.1, hops=2, passage_threshold=0.05, stack=False)
+    two = prune(
+        tagger, QUESTION, PASSAGES, bare(threshold=0.1, hops=2, passage_threshold=0.05, stack=False)
+    )
     first = tagger.tag(QUESTION, PASSAGES)
     hop = two.trace["hop"]
     added = f"{QUESTION} {hop['query_added']}"
@@ -167,8 +179,8 @@ def test_lead_carrying_keeps_the_first_sentence_a_kept_one_needs(tagger: OnnxTag
     )
     city = ("Burbank", ["Burbank is a city in Los Angeles County.", "It is home to studios."])
     q = "Which Academy Award did the 1942 Bergman drama win?"
-    plain = prune(tagger, q, [film, city])
-    carried = prune(tagger, q, [film, city], lead=True)
+    plain = prune(tagger, q, [film, city], bare())
+    carried = prune(tagger, q, [film, city], bare(lead=True))
     before = {(k.passage, k.sentence) for k in plain.kept}
     after = {(k.passage, k.sentence) for k in carried.kept}
     assert (0, 3) in before and (0, 0) not in before and (0, 2) not in before
@@ -180,7 +192,7 @@ def test_lead_carrying_keeps_the_first_sentence_a_kept_one_needs(tagger: OnnxTag
     )
     assert "lead_added" not in plain.trace
     # A kept sentence that names its subject carries nothing.
-    named = prune(tagger, "Where is Burbank?", [city], lead=True)
+    named = prune(tagger, "Where is Burbank?", [city], bare(lead=True))
     assert (0, 0) in {(k.passage, k.sentence) for k in named.kept}
     assert named.trace["lead_added"] == 0
 
@@ -212,8 +224,8 @@ def test_link_carrying_opens_the_passage_a_kept_sentence_names(tagger: OnnxTagge
     film, director = CASABLANCA, CURTIZ
     city = ("Burbank", ["Burbank is a city in Los Angeles County.", "It is home to studios."])
     q = BORN
-    plain = prune(tagger, q, [film, director, city])
-    linked = prune(tagger, q, [film, director, city], link=True)
+    plain = prune(tagger, q, [film, director, city], bare())
+    linked = prune(tagger, q, [film, director, city], bare(link=True))
     before = {(k.passage, k.sentence) for k in plain.kept}
     after = {(k.passage, k.sentence) for k in linked.kept}
     assert not any(p == 1 for p, _ in before) and not any(p == 2 for p, _ in after)
@@ -225,7 +237,7 @@ def test_link_carrying_opens_the_passage_a_kept_sentence_names(tagger: OnnxTagge
     assert "link_added" not in plain.trace
     # Another paragraph of the film's own article (its title) is not linked by naming it.
     more = ("Casablanca (film)", ["Casablanca runs 102 minutes.", "Its score is by Max Steiner."])
-    same = prune(tagger, q, [film, more, city], link=True)
+    same = prune(tagger, q, [film, more, city], bare(link=True))
     assert same.trace["link_added"] == 0 and all(k.passage != 1 for k in same.kept)
 
 
@@ -243,8 +255,8 @@ def test_span_power_weighs_keep_probability_in_the_span_ranking(tagger: OnnxTagg
     by the span's score alone: "Budapest" in the sentence link carrying added."""
     film, director = CASABLANCA, CURTIZ
     q = BORN
-    weighed = prune(tagger, q, [film, director], link=True, span_link="none")
-    alone = prune(tagger, q, [film, director], link=True, span_power=0.0, span_link="none")
+    weighed = prune(tagger, q, [film, director], bare(link=True, span_link="none"))
+    alone = prune(tagger, q, [film, director], bare(link=True, span_power=0.0, span_link="none"))
     assert weighed.span is not None and alone.span is not None
     assert alone.span.passage == 1 and alone.span.text == "Budapest"
     assert weighed.span.passage == 0 and alone.span.score > weighed.span.score
@@ -258,10 +270,9 @@ def test_a_linked_sentence_answers_with_the_weight_of_the_sentence_that_linked_i
     span is "Budapest", not the bridge entity; "bridge" gets there by the title the best span
     names; "none" keeps "Michael Curtiz". The context is the same for all three."""
     q, pools = BORN, [CASABLANCA, CURTIZ]
-    got = {
-        m: prune(tagger, q, pools, link=True, span_link=m) for m in ("inherit", "bridge", "none")
-    }
-    default = prune(tagger, q, pools, link=True)  # span_link left to its default
+    modes = ("inherit", "bridge", "none")
+    got = {m: prune(tagger, q, pools, bare(link=True, span_link=m)) for m in modes}
+    default = prune(tagger, q, pools, bare(link=True))  # span_link left to its default
     spans = {m: (p.span.passage, p.span.text) for m, p in got.items() if p.span is not None}
     assert spans == {
         "inherit": (1, "Budapest"),
@@ -271,7 +282,7 @@ def test_a_linked_sentence_answers_with_the_weight_of_the_sentence_that_linked_i
     assert default.span == got["inherit"].span
     assert got["inherit"].kept == got["none"].kept == got["bridge"].kept
     # Without link carrying nothing is linked, and every mode gives the film's own span.
-    plain = {m: prune(tagger, q, pools, link=False, span_link=m).span for m in ("inherit", "none")}
+    plain = {m: prune(tagger, q, pools, bare(span_link=m)).span for m in ("inherit", "none")}
     assert plain["inherit"] == plain["none"]
     with pytest.raises(ConfigError, match="span_link must be one of none, inherit, bridge"):
-        prune(tagger, q, pools, span_link="both")
+        bare(span_link="both")

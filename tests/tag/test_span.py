@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tagger_helpers import PASSAGES, QUESTION
+from tagger_helpers import PASSAGES, QUESTION, bare
 
 from ragsieve.tag.graph import add_span_head, drop_span_head, has_span_output
 from ragsieve.tag.model import OnnxTagger, shipped_model_dir
@@ -132,9 +132,9 @@ def test_the_tagger_reads_a_span_per_sentence_with_words(folders: tuple[Path, Pa
 
 def test_prune_returns_the_best_span_of_a_kept_sentence(folders: tuple[Path, Path]) -> None:
     head, plain = folders
-    for stack in (None, False):
-        got = prune(OnnxTagger(head), QUESTION, PASSAGES, stack=stack)
-        before = prune(OnnxTagger(plain), QUESTION, PASSAGES, stack=stack)
+    for stack in (True, False):
+        got = prune(OnnxTagger(head), QUESTION, PASSAGES, bare(stack=stack))
+        before = prune(OnnxTagger(plain), QUESTION, PASSAGES, bare(stack=stack))
         assert before.span is None
         assert got.kept == before.kept and got.trace == before.trace  # the span changes nothing
         span = got.span
@@ -167,7 +167,12 @@ def test_the_shipped_tagger_points_at_the_answer() -> None:
             ],
         )
     ]
-    got = prune(OnnxTagger(), "In which year did Champollion announce the decipherment?", passages)
+    got = prune(
+        OnnxTagger(),
+        "In which year did Champollion announce the decipherment?",
+        passages,
+        bare(),
+    )
     assert got.span is not None and got.span.text == "1822" and got.span.sentence == 1
 
 
@@ -207,8 +212,8 @@ def test_prune_snaps_the_span_it_returns(folders: tuple[Path, Path]) -> None:
     """``span_snap`` (the default): the same sentence and score as without it, its characters
     :func:`snap_span` of the unsnapped span's, and the kept sentences unchanged."""
     head, _ = folders
-    plain = prune(OnnxTagger(head), QUESTION, PASSAGES, span_snap=False)
-    snapped = prune(OnnxTagger(head), QUESTION, PASSAGES)
+    plain = prune(OnnxTagger(head), QUESTION, PASSAGES, bare(span_snap=False))
+    snapped = prune(OnnxTagger(head), QUESTION, PASSAGES, bare())
     assert plain.span is not None and snapped.span is not None
     assert snapped.kept == plain.kept
     sentence = PASSAGES[plain.span.passage][1][plain.span.sentence]

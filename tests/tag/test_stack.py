@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tagger_helpers import PASSAGES, QUESTION, TEMPLE
+from tagger_helpers import PASSAGES, QUESTION, TEMPLE, bare
 
 from ragsieve.data import find_data_dir
 from ragsieve.errors import ConfigError
@@ -26,8 +26,8 @@ def tagger() -> OnnxTagger:
 def test_the_shipped_model_decides_with_its_stacker(tagger: OnnxTagger) -> None:
     st = tagger.stacker
     assert st is not None and 0 < st.threshold < 1 and st.features == FEATURES
-    stacked = prune(tagger, QUESTION, PASSAGES)
-    raw = prune(tagger, QUESTION, PASSAGES, stack=False)
+    stacked = prune(tagger, QUESTION, PASSAGES, bare())
+    raw = prune(tagger, QUESTION, PASSAGES, bare(stack=False))
     assert stacked.trace["decision"] == "stack" and stacked.threshold == st.threshold
     # the stacker's floor on the passage head, below the raw rule's passage threshold
     assert stacked.passage_threshold == st.passage_threshold < raw.passage_threshold
@@ -78,18 +78,18 @@ def test_the_open_point_is_opt_in(tagger: OnnxTagger) -> None:
     assert st is not None and st.open_threshold is not None
     assert 0 < st.open_threshold < st.threshold
     assert st.threshold_for(False) == st.threshold and st.threshold_for(True) == st.open_threshold
-    capped = prune(tagger, QUESTION, PASSAGES)
-    open_ = prune(tagger, QUESTION, PASSAGES, open_point=True)
+    capped = prune(tagger, QUESTION, PASSAGES, bare())
+    open_ = prune(tagger, QUESTION, PASSAGES, bare(open_point=True))
     assert open_.threshold == st.open_threshold and capped.threshold == st.threshold
     keys = lambda out: {(k.passage, k.sentence) for k in out.kept}  # noqa: E731
     assert keys(capped) <= keys(open_)
     # an explicit threshold wins over either point
-    assert prune(tagger, QUESTION, PASSAGES, threshold=0.5).threshold == 0.5
+    assert prune(tagger, QUESTION, PASSAGES, bare(threshold=0.5)).threshold == 0.5
 
 
 def test_headings_stay_out_of_the_stacked_context(tagger: OnnxTagger) -> None:
     passage = ("Temple", ["## Career", *TEMPLE])
-    out = prune(tagger, QUESTION, [passage, PASSAGES[1]], threshold=0.01)
+    out = prune(tagger, QUESTION, [passage, PASSAGES[1]], bare(threshold=0.01))
     assert out.tagged[0].probs[0] == 0.0
     assert all(k.text != "## Career" for k in out.kept)
 
@@ -121,8 +121,8 @@ def test_a_model_without_a_stacker_uses_the_raw_rule(tmp_path: Path) -> None:
     for f in shipped_model_dir().iterdir():
         if f.name != STACK_FILE and f.is_file():
             (tmp_path / f.name).symlink_to(f)
-    bare = OnnxTagger(tmp_path)
-    assert bare.stacker is None
-    assert prune(bare, QUESTION, PASSAGES).trace["decision"] == "threshold"
-    with pytest.raises(ConfigError, match=r"tag\.fit\.stack"):
-        prune(bare, QUESTION, PASSAGES, stack=True)
+    plain = OnnxTagger(tmp_path)
+    assert plain.stacker is None
+    # ``stack`` (on by default) means the stacker where the model has one
+    assert prune(plain, QUESTION, PASSAGES, bare()).trace["decision"] == "threshold"
+    assert prune(plain, QUESTION, PASSAGES, bare(stack=True)).trace["decision"] == "threshold"

@@ -4,6 +4,7 @@ it with the shipped tagger (issue 44, item 3)."""
 from __future__ import annotations
 
 import pytest
+from tagger_helpers import bare
 
 from ragsieve.tag.model import OnnxTagger
 from ragsieve.tag.prune import prune
@@ -82,14 +83,16 @@ def test_the_pruner_never_keeps_a_unit_without_words(tagger: OnnxTagger) -> None
         "16",
         "Decompression speed is also halved.",
     ]
-    for stack in (None, False):
-        out = prune(tagger, question, [("bzip2 manual", sents)], threshold=0.01, stack=stack)
+    for stack in (True, False):
+        out = prune(tagger, question, [("bzip2 manual", sents)], bare(threshold=0.01, stack=stack))
         kept = [k.text for k in out.kept]
         assert any("3700 kbytes" in t for t in kept)
         assert not {"15", "16", "|"} & set(kept), kept
         assert [float(p) for i, p in enumerate(out.tagged[0].probs) if i in (0, 2, 3)] == [0] * 3
     # min_keep takes a unit with words even when nothing reaches the threshold
-    only = prune(tagger, question, [("bzip2 manual", ["9", "Speed is halved.", "|"])], 0.99)
+    only = prune(
+        tagger, question, [("bzip2 manual", ["9", "Speed is halved.", "|"])], bare(threshold=0.99)
+    )
     assert [k.text for k in only.kept] == ["Speed is halved."]
 
 

@@ -47,6 +47,7 @@ import numpy as np
 from ragsieve.agent.model import PARAMS, SCORERS, AgentModel, unit_params
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.training import Loop, RunOptions, begin, card_section, data_hashes, run_record
+from ragsieve.training.loop import Tracking
 
 GRID_ITERATIONS = (5, 10, 20, 50)
 GRID_C = (1.0, 2.4, 4.0)
@@ -268,7 +269,9 @@ def train_network(
     per_epoch = -(-cfg.pairs // cfg.batch_size)
     net = nn.ModuleDict({"enc": enc, "cls": cls, "reg": reg})
     config = {**asdict(cfg), "rows": n, "input_dim": d}
-    loop = Loop(out, net, opt, cfg.epochs * per_epoch, opts, config, log, log_every=10**9)
+    loop = Loop(
+        out, net, opt, cfg.epochs * per_epoch, opts, config, log, tracking=Tracking(log_every=10**9)
+    )
     dev = loop.device
     X, Y = torch.tensor(x).to(dev), torch.tensor(y, dtype=torch.long).to(dev)
     P = torch.tensor(p).float().to(dev)

@@ -25,6 +25,7 @@ XI) are the same.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,6 +53,14 @@ def is_local_llm(llm: object) -> bool:
         return True
     name = llm if isinstance(llm, str) else getattr(llm, "name", "")
     return isinstance(name, str) and (name in LOCAL_SPECS or name.startswith("local:"))
+
+
+class Prices(NamedTuple):
+    """What an answer is charged, dollars per 1M input and output tokens (None: the default
+    of :func:`answer_prices`)."""
+
+    in_per_m: float | None = None
+    out_per_m: float | None = None
 
 
 def answer_prices(

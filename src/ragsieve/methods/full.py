@@ -76,7 +76,8 @@ from ragsieve.select.base import Selection, Selector, make_context
 from ragsieve.select.benefit import BenefitScorer
 from ragsieve.select.mcts import DEFAULT_BUDGET, DEFAULT_CANDIDATES, MCTSConfig, MCTSSelector
 from ragsieve.tag.model import shipped_model_present
-from ragsieve.tag.prune import check_stack, check_threshold, operating_point
+from ragsieve.tag.prune import operating_point
+from ragsieve.tag.settings import TaggerSettings
 from ragsieve.text import has_words
 from ragsieve.types import Scored
 
@@ -138,14 +139,14 @@ class FullConfig(SageOptions):
     #: replaces the reranker and the cut (the default when the shipped tagger is installed);
     #: ``reranker`` (or a reranker's name, e.g. ``ensemble``): the sentence reranker + SAGE cut.
     scorer: str = field(default_factory=default_scorer)
-    #: The tagger's keep threshold (None: the model's default); a tagger folder (None: shipped).
-    threshold: float | None = None
-    #: The tagger's passage threshold (None: the model's default; 0: no passage rejection).
-    passage_threshold: float | None = None
-    #: The tagger decides with its stacker where the model has one (false: raw threshold).
-    stack: bool = True
-    #: The stacker's open point (chosen on dev with no budget: recall over precision).
-    open_point: bool = False
+    #: The tagger's keep threshold, passage threshold, stacker and open point
+    #: (:class:`~ragsieve.tag.settings.TaggerSettings`, whose defaults these are; the whole
+    #: settings: :meth:`settings_for_tagger`).
+    threshold: float | None = TaggerSettings.threshold
+    passage_threshold: float | None = TaggerSettings.passage_threshold
+    stack: bool = TaggerSettings.stack
+    open_point: bool = TaggerSettings.open_point
+    #: A tagger folder (None: the shipped model).
     tagger_model: str | None = None
     #: Where the sentences come from: auto (the sentence table when the index has one, else
     #: built from the retrieved chunks), table or chunks.
@@ -163,10 +164,7 @@ class FullConfig(SageOptions):
             )
         if self.scorer not in SCORERS:
             self.reranker, self.scorer = self.scorer, "reranker"
-        check_threshold(self.threshold)
-        check_threshold(self.passage_threshold, "passage_threshold")
-        check_stack(self.stack)
-        check_stack(self.open_point, "open_point")
+        self.tagger_settings = self.settings_for_tagger()
         if self.scorer == "tagger" and self.order == "mcts":
             raise ConfigError("order=mcts orders reranker scores: use it with scorer=reranker")
         for name in ("chunks", "expand", "links"):
@@ -180,12 +178,26 @@ class FullConfig(SageOptions):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.floor, int | float) or not 0.0 <= self.floor < 1.0:
             raise ConfigError(f"floor must be in [0, 1), got {self.floor!r}")
-        if self.hops not in (1, 2):
-            raise ConfigError(f"hops must be 1 or 2, got {self.hops!r}")
         if self.unit not in UNITS:
             raise ConfigError(f"unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
         if self.order not in ORDERS:
             raise ConfigError(f"order must be one of {', '.join(ORDERS)}, got {self.order!r}")
+
+    def settings_for_tagger(self) -> TaggerSettings:
+        """The tagger's settings from this config (checked as they are made, ``hops`` too,
+        which the reranker's hop shares). ``full`` carries no links and no leads, stated here
+        by name: link and lead carrying were measured and adopted for the ``tagger`` method
+        only (docs/tagger.md, "Link carrying" and "Lead carrying on today's code")."""
+        return TaggerSettings(
+            threshold=self.threshold,
+            passage_threshold=self.passage_threshold,
+            stack=self.stack,
+            open_point=self.open_point,
+            hops=self.hops,
+            min_keep=self.min_k,
+            lead=False,
+            link=False,
+        )
 
 
 class _Grouped:
@@ -267,13 +279,7 @@ class FullMethod(Method):
         the tagger, its keep rule for ``min_k`` / ``max_k`` (what feedback moves)."""
         c = self.config
         if self.tagger is not None:
-            th, pth, _ = operating_point(
-                self.tagger,
-                c.threshold,
-                c.passage_threshold,
-                None if c.stack else False,
-                c.open_point,
-            )
+            th, pth, _ = operating_point(self.tagger, c.tagger_settings)
             return TaggerCut(th, min_k, max_k, c.budget, c.unit, pth)
         passage = self.config.unit == "passage"
         widen = self._passages if passage else None
@@ -549,18 +555,7 @@ class FullMethod(Method):
         stop()
         with self.stage(f"tag {sum(len(u) for u in units)} sentences of {len(units)} passages"):
             sel, cands = tag_and_select(
-                self.tagger,
-                q,
-                units,
-                c.threshold,
-                c.hops,
-                c.min_k,
-                c.budget,
-                c.unit,
-                t,
-                c.passage_threshold,
-                c.stack,
-                c.open_point,
+                self.tagger, q, units, c.tagger_settings, c.budget, c.unit, t
             )
         trace = {
             "method": self.name,

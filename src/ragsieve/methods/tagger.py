@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ragsieve.checks import check_flag, check_real
 from ragsieve.errors import ConfigError
 from ragsieve.methods.base import (
     Method,
@@ -28,14 +27,8 @@ from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter
 from ragsieve.select.base import Selection, make_context
 from ragsieve.tag.model import OnnxTagger
-from ragsieve.tag.prune import (
-    SPAN_POWER,
-    Pruned,
-    check_span_link,
-    check_stack,
-    check_threshold,
-    prune,
-)
+from ragsieve.tag.prune import Pruned, keeps, prune
+from ragsieve.tag.settings import TaggerSettings
 from ragsieve.text import count_tokens, split_sentences
 from ragsieve.types import Chunk, Scored, SourceSpan
 
@@ -45,68 +38,25 @@ if TYPE_CHECKING:
 UNITS = ("sentence", "passage")
 
 
-@dataclass
-class TaggerConfig:
-    """Naive candidates (``k`` chunks by ``retriever``), then the tagger."""
+@dataclass(frozen=True)
+class TaggerConfig(TaggerSettings):
+    """Naive candidates (``k`` chunks by ``retriever``), then the tagger: the tagger's own
+    settings are :class:`~ragsieve.tag.settings.TaggerSettings`' (their defaults and their
+    check), which this config is and hands to the pruner whole."""
 
     k: int = 10
     #: Dense + BM25 by reciprocal rank fusion: chosen by reader F1 on two dev sets, technical
     #: manuals and an open Wikipedia corpus (docs/techdocs.md, "The retrieval default").
     retriever: str = "hybrid"
-    #: Keep probability a sentence needs (None: the model's default, chosen on its dev split).
-    threshold: float | None = None
-    #: Passage relevance a passage needs to contribute sentences (None: the model's default;
-    #: 0: no passage rejection).
-    passage_threshold: float | None = None
-    #: Decide with the model's stacker (``stack.json``, fitted on dev) where it has one;
-    #: false: the raw keep probability against ``threshold`` and ``passage_threshold``.
-    stack: bool = True
-    #: The stacker's open point (chosen on dev with no budget: recall over precision) instead
-    #: of its default; docs/tagger.md.
-    open_point: bool = False
-    #: 2: a second tagger pass with the question + the bridge sentences.
-    hops: int = 2
-    #: The most probable sentences kept whatever their probability (never an empty context).
-    min_keep: int = 1
     unit: str = "sentence"
     budget: int | None = None
     #: A tagger folder (``ragsieve train-tagger --out DIR``); None: the shipped model.
     model: str | None = None
-    #: Lead carrying: a passage's first sentence kept where a kept sentence of it says "he" or
-    #: "the film" of the entity it names (:mod:`ragsieve.tag.prune`). On by its dev rule
-    #: (docs/tagger.md, "Lead carrying on today's code").
-    lead: bool = True
-    #: Link carrying: the best sentence of a passage that kept nothing but whose title a kept
-    #: sentence names (the bridge entity's passage; :mod:`ragsieve.tag.prune`). On by its dev
-    #: rule (docs/tagger.md, "Link carrying"): HotpotQA dev evidence 0.963x -> 1.04x naive's.
-    link: bool = True
-    #: The span's ranking: span score x (keep probability x relevance) ** span_power.
-    span_power: float = SPAN_POWER
-    #: Word snapping: the span widened to whole words and trimmed of quotes and punctuation
-    #: (:func:`ragsieve.tag.span.snap_span`). On by its dev rule (docs/tagger.md, "Word
-    #: snapping"): techdocs dev span F1 0.510 -> 0.545, the dev file's 295 -0.003.
-    span_snap: bool = True
-    #: How the span treats sentences link carrying added (:data:`ragsieve.tag.prune.SPAN_LINKS`):
-    #: ranked with the weight of the sentence that linked them, by its dev rule (docs/tagger.md,
-    #: "The span on a linked passage": HotpotQA dev span F1 0.392 -> 0.436).
-    span_link: str = "inherit"
 
     def __post_init__(self) -> None:
-        check_threshold(self.threshold)
-        check_flag("lead", self.lead)
-        check_flag("link", self.link)
-        check_real("span_power", self.span_power, lo=0, hi=4)
-        check_flag("span_snap", self.span_snap)
-        check_span_link(self.span_link)
-        check_threshold(self.passage_threshold, "passage_threshold")
+        super().__post_init__()
         if not isinstance(self.k, int) or self.k < 1:
             raise ConfigError(f"k must be at least 1, got {self.k!r}")
-        if self.hops not in (1, 2):
-            raise ConfigError(f"hops must be 1 or 2, got {self.hops!r}")
-        check_stack(self.stack)
-        check_stack(self.open_point, "open_point")
-        if not isinstance(self.min_keep, int) or self.min_keep < 0:
-            raise ConfigError(f"min_keep must be an integer >= 0, got {self.min_keep!r}")
         if self.unit not in UNITS:
             raise ConfigError(f"unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
         if self.budget is not None and self.budget < 1:
@@ -241,12 +191,10 @@ class TaggerCut:
         self.passage_threshold = passage_threshold
 
     def _keeps(self, group: list[Scored]) -> bool:
-        """Kept by the rule itself, as :func:`~ragsieve.tag.prune.prune` keeps: a sentence at
-        or above the threshold in a passage at or above the passage threshold."""
-        return any(
-            x.score >= self.threshold and x.scores.get("relevance", 1.0) >= self.passage_threshold
-            for x in group
-        )
+        """Whether the keep rule itself (:func:`~ragsieve.tag.prune.keeps`) keeps a sentence
+        of ``group``."""
+        th, pth = self.threshold, self.passage_threshold
+        return any(keeps(x.score, x.scores.get("relevance", 1.0), th, pth) for x in group)
 
     def select(self, query: str, ranked: list[Scored]) -> Selection:
         groups: dict[float, list[Scored]] = {}
@@ -288,42 +236,18 @@ def tag_and_select(
     tagger: OnnxTagger,
     question: str,
     units: list[list[Chunk]],
-    threshold: float | None,
-    hops: int,
-    min_keep: int,
+    settings: TaggerSettings,
     budget: int | None,
     unit: str,
     timings: dict[str, float],
-    passage_threshold: float | None = None,
-    stack: bool = True,
-    open_point: bool = False,
-    lead: bool = False,
-    link: bool = False,
-    span_power: float = SPAN_POWER,
-    span_snap: bool = True,
-    span_link: str = "inherit",
 ) -> tuple[TaggedSelection, list[Scored]]:
-    """The tagger over each passage's sentence chunks (empty passages dropped), then
-    :func:`tagged_selection`; the ``tag`` and ``select`` stages are timed into ``timings``."""
+    """The tagger over each passage's sentence chunks (empty passages dropped) with
+    ``settings``, then :func:`tagged_selection` within ``budget`` by ``unit``; the ``tag`` and
+    ``select`` stages are timed into ``timings``."""
     stop = timed(timings, "tag")
     units = [u for u in units if u]
     passages = [(u[0].title, [s.text for s in u]) for u in units]
-    pruned = prune(
-        tagger,
-        question,
-        passages,
-        threshold,
-        hops,
-        min_keep,
-        passage_threshold,
-        None if stack else False,
-        open_point=open_point,
-        lead=lead,
-        link=link,
-        span_power=span_power,
-        span_snap=span_snap,
-        span_link=span_link,
-    )
+    pruned = prune(tagger, question, passages, settings)
     stop()
     stop = timed(timings, "select")
     found = tagged_selection(pruned, units, budget, unit)
@@ -338,28 +262,10 @@ def select_with(
     config: TaggerConfig,
     timings: dict[str, float],
 ) -> tuple[TaggedSelection, list[Scored]]:
-    """:func:`tag_and_select` with every setting of a :class:`TaggerConfig`: the ``tagger``
-    method and the pool selector's direct path read the same options through this one call."""
-    c = config
-    return tag_and_select(
-        tagger,
-        question,
-        units,
-        c.threshold,
-        c.hops,
-        c.min_keep,
-        c.budget,
-        c.unit,
-        timings,
-        c.passage_threshold,
-        c.stack,
-        c.open_point,
-        c.lead,
-        c.link,
-        c.span_power,
-        c.span_snap,
-        c.span_link,
-    )
+    """:func:`tag_and_select` with a :class:`TaggerConfig` (its settings, budget and unit):
+    the ``tagger`` method and the pool selector's direct path read the same options through
+    this one call."""
+    return tag_and_select(tagger, question, units, config, config.budget, config.unit, timings)
 
 
 class TaggerMethod(Method):

@@ -41,6 +41,7 @@ from ragsieve.rerank.sources import other_positives, qasper_train
 from ragsieve.training import (
     Loop,
     RunOptions,
+    Tracking,
     adamw_warmup,
     begin,
     card_section,
@@ -280,7 +281,7 @@ def train_model(
     size = 1 + cfg.negatives
     config = {**asdict(cfg), "groups": len(groups), "n_steps": n_steps}
     loop = Loop(
-        out_dir, model, opt, n_steps, opts, config, log, sched, clip_norm=1.0, ema_decay=0.9
+        out_dir, model, opt, n_steps, opts, config, log, sched, 1.0, Tracking(ema_decay=0.9)
     )
 
     def loss_fn(step: int) -> Any:

@@ -31,7 +31,7 @@ import numpy as np
 from ragsieve.embed.base import unit_vectors
 from ragsieve.segment.model import FEATURE_SETS, SegmenterHead
 from ragsieve.segment.pairs import PairSet
-from ragsieve.training import Loop, RunOptions, begin
+from ragsieve.training import Loop, RunOptions, Tracking, begin
 
 #: The folder name of the fine-tuned embedder inside a segmenter folder.
 EMBEDDER_DIR = "embedder"
@@ -97,7 +97,9 @@ def finetune(
     prep = getattr(model, "preprocess", None) or model.tokenize
     both = torch.nn.ModuleDict({"embedder": model, "head": head})
     config = {**asdict(cfg), "features": list(features), "train_pairs": len(train.labels)}
-    loop = Loop(out, both, opt, cfg.epochs * per_epoch, opts, config, log, log_every=50)
+    loop = Loop(
+        out, both, opt, cfg.epochs * per_epoch, opts, config, log, tracking=Tracking(log_every=50)
+    )
 
     def loss_fn(step: int) -> Any:
         epoch, start = divmod(step, per_epoch)

@@ -57,6 +57,7 @@ from ragsieve.segment.pairs import (
     validation_docs,
 )
 from ragsieve.training import Loop, RunOptions, begin, card_section, data_hashes, run_record
+from ragsieve.training.loop import Tracking
 
 #: How the shipped head was run (seed, threads); ``--device``/``--time-limit`` change neither.
 DEFAULT_RUN = RunOptions(seed=13, threads=2)
@@ -147,7 +148,8 @@ def fit_head(
     config = {**asdict(cfg), "features": list(features), "rows": len(x)}
     name = f"checkpoint-{'-'.join(features)}.pt"
     n_steps, every = cfg.epochs * per_epoch, per_epoch * max(1, cfg.epochs // 5)
-    loop = Loop(out, net, opt, n_steps, opts, config, log, log_every=every, checkpoint=name)
+    tracking = Tracking(log_every=every, checkpoint=name)
+    loop = Loop(out, net, opt, n_steps, opts, config, log, tracking=tracking)
     xt = torch.from_numpy(x).to(loop.device)
     yt = torch.from_numpy(y.astype(np.float32)).to(loop.device)
 

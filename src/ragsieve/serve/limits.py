@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragsieve.errors import ConfigError
+from ragsieve.tag.settings import HOPS, MIN_KEEP_MIN, THRESHOLD_MAX
 
 #: Most results / chunks a request may ask for (``k`` of the request body too).
 MAX_K = 100
@@ -69,12 +70,14 @@ _SAGE: dict[str, Bound] = {
     "feedback_step": Bound("choice", choices=("context", "min_k")),
     "feedback_max_tokens": _int(1, MAX_FEEDBACK_TOKENS),
 }
+#: The tagger's settings, within the bounds :class:`~ragsieve.tag.settings.TaggerSettings`
+#: checks (which then refuses what its own check refuses, such as a threshold of 0).
 _TAGGER_COMMON: dict[str, Bound] = {
-    "threshold": _float(0.0, 1.0),
-    "passage_threshold": _float(0.0, 1.0),
+    "threshold": _float(0.0, THRESHOLD_MAX),
+    "passage_threshold": _float(0.0, THRESHOLD_MAX),
     "stack": BOOL,
     "open_point": BOOL,
-    "hops": _int(1, 2),
+    "hops": _int(HOPS[0], HOPS[-1]),
     "unit": Bound("choice", choices=("sentence", "passage")),
 }
 #: Per method: the options it may take over HTTP beyond :data:`COMMON`. Not listed (so
@@ -119,7 +122,7 @@ SAFE: dict[str, dict[str, Bound]] = {
         "passage_cut": BOOL,
         "scorer": Bound("reranker", choices=("tagger", "reranker")),
     },
-    "tagger": {**_TAGGER_COMMON, "min_keep": _int(0, MAX_K)},
+    "tagger": {**_TAGGER_COMMON, "min_keep": _int(MIN_KEEP_MIN, MAX_K)},
 }
 
 

@@ -37,6 +37,9 @@ own probability (so a budget drops it first). On dev it raised evidence recall f
 ``link`` (link carrying): a passage that kept nothing, whose title a kept sentence of a passage
 with another title names, is the bridge entity's own passage; its most probable sentence is
 kept, at its own probability (docs/tagger.md, "Link carrying"; on in the ``tagger`` method).
+
+What :func:`prune` does is set by one :class:`~ragsieve.tag.settings.TaggerSettings`, passed
+whole; the keep rule itself is :func:`keeps`.
 """
 
 from __future__ import annotations
@@ -48,8 +51,8 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from ragsieve.errors import ConfigError
 from ragsieve.tag.model import Passage, Tagged
+from ragsieve.tag.settings import SPAN_POWER, TaggerSettings
 from ragsieve.tag.span import SpanTagged, own_clause, snap_span
 from ragsieve.tag.stack import Stacker
 from ragsieve.text import has_words
@@ -59,16 +62,6 @@ from ragsieve.types import SourceSpan
 NEEDS_SUBJECT = re.compile(
     r"^(?:He|She|It|They|His|Her|Its|Their|Him|Them)\b|^(?:The|This|That|These|Those)\s+[a-z]"
 )
-
-
-#: The span ranks kept sentences by span score x (keep probability x relevance) ** this
-#: (docs/tagger.md, "The span's ranking after link carrying").
-SPAN_POWER = 1.0
-#: How the span treats a sentence link carrying added: ``none`` ranks it by its own keep
-#: probability and relevance; ``inherit`` (the default, chosen on dev) by those of the kept
-#: sentence that linked it; ``bridge`` answers from the linked passage where the best span
-#: names its title (docs/tagger.md, "The span on a linked passage").
-SPAN_LINKS = ("none", "inherit", "bridge")
 
 
 class Tagger(Protocol):
@@ -113,21 +106,11 @@ class Pruned:
     span: SourceSpan | None = None
 
 
-def check_threshold(threshold: float | None, name: str = "threshold") -> None:
-    if threshold is not None and (
-        not isinstance(threshold, int | float)
-        or isinstance(threshold, bool)
-        or not 0 <= threshold < 1
-        or (name == "threshold" and threshold == 0)
-    ):
-        bounds = "(0, 1)" if name == "threshold" else "[0, 1)"
-        raise ConfigError(f"{name} must be in {bounds}, got {threshold!r}")
-
-
-def check_stack(stack: bool | None, name: str = "stack") -> None:
-    """``stack`` (or ``open_point``) is true, false or (``prune``'s ``stack`` only) None."""
-    if stack is not None and not isinstance(stack, bool):
-        raise ConfigError(f"{name} must be true or false, got {stack!r}")
+def keeps(prob: Any, relevance: float, threshold: float, passage_threshold: float) -> bool:
+    """The keep rule: a sentence at or above ``threshold`` in a passage at or above
+    ``passage_threshold``. :func:`prune` and the feedback loop's cut
+    (:class:`~ragsieve.methods.tagger.TaggerCut`) both keep by it."""
+    return bool(relevance >= passage_threshold and prob >= threshold)
 
 
 def _bridge_hop(
@@ -191,83 +174,64 @@ def readings(tagger: Tagger, question: str, passages: Sequence[Passage], hops: i
 
 
 def operating_point(
-    tagger: Tagger,
-    threshold: float | None = None,
-    passage_threshold: float | None = None,
-    stack: bool | None = None,
-    open_point: bool = False,
+    tagger: Tagger, settings: TaggerSettings | None = None
 ) -> tuple[float, float, Stacker | None]:
-    """The (threshold, passage threshold, stacker) :func:`prune` decides with: the values
-    given, else the defaults of whichever decides (the stacker's default or, ``open_point``,
-    its open point; or the model's raw rule). Feedback rounds that move the keep rule start
-    from the same point."""
-    check_stack(stack)
-    check_stack(open_point, "open_point")
-    stacker = tagger.stacker if stack is not False else None
-    if stack is True and stacker is None:
-        raise ConfigError(
-            "this tagger model has no stack.json: fit one with `python -m ragsieve.tag.fit.stack`"
-        )
+    """The (threshold, passage threshold, stacker) :func:`prune` decides with: the
+    ``settings``' thresholds, else the defaults of whichever decides (the stacker where
+    ``stack`` and the model has one, at its default or, ``open_point``, its open point; else
+    the model's raw rule). Feedback rounds that move the keep rule start from the same point."""
+    s = settings or TaggerSettings()
+    stacker = tagger.stacker if s.stack else None
     decides: Stacker | Tagger = stacker if stacker is not None else tagger
-    default = stacker.threshold_for(bool(open_point)) if stacker is not None else tagger.threshold
-    th = default if threshold is None else float(threshold)
-    pth = decides.passage_threshold if passage_threshold is None else float(passage_threshold)
+    default = stacker.threshold_for(s.open_point) if stacker is not None else tagger.threshold
+    th = default if s.threshold is None else float(s.threshold)
+    pth = decides.passage_threshold if s.passage_threshold is None else float(s.passage_threshold)
     return th, pth, stacker
 
 
-def prune(
+def _read(
     tagger: Tagger,
     question: str,
     passages: Sequence[Passage],
-    threshold: float | None = None,
-    hops: int = 2,
-    min_keep: int = 1,
-    passage_threshold: float | None = None,
-    stack: bool | None = None,
-    open_point: bool = False,
-    lead: bool = False,
-    link: bool = False,
-    span_power: float = SPAN_POWER,
-    span_snap: bool = True,
-    span_link: str = "inherit",
-) -> Pruned:
-    """Tag ``passages`` for ``question`` (``hops`` 1 or 2) and keep the sentences at or above
-    ``threshold`` of the passages at or above ``passage_threshold`` (None: the model's
-    defaults; 0 turns passage rejection off). ``stack``: decide with the model's stacker
-    (None: where it has one; True: it must; False: the raw probability). ``open_point``: the
-    stacker's open point (for a context no budget caps; recall over precision). ``lead`` and
-    ``link``: lead and link carrying (the module's docstring). ``span_power``: how much the
-    span's ranking weighs the keep probability and relevance (:func:`best_span`); ``span_snap``:
-    the span widened to whole words and trimmed of quotes (:func:`~ragsieve.tag.span.snap_span`);
-    ``span_link``: how the span treats linked sentences (:data:`SPAN_LINKS`)."""
-    check_threshold(threshold)
-    check_span_link(span_link)
-    check_threshold(passage_threshold, "passage_threshold")
-    if hops not in (1, 2):
-        raise ConfigError(f"hops must be 1 or 2, got {hops!r}")
-    th, pth, stacker = operating_point(tagger, threshold, passage_threshold, stack, open_point)
+    hops: int,
+    point: tuple[float, float, Stacker | None],
+) -> tuple[list[Tagged], list[Tagged], dict[str, Any]]:
+    """The readings :func:`prune` keeps from: the first reading (the question alone, which
+    the span reads), the probabilities it decides on (the stacker's over both readings, or
+    the raw rule's after its own hop at ``point``) and the hop's trace."""
+    th, pth, stacker = point
     if stacker is not None:
         r = readings(tagger, question, passages, hops)
-        first = r.first
         probs = stacker.keep_probs(r.first, r.merged, r.bridge)
         tagged = [
             Tagged(np.where(t.probs > 0, p, 0.0), t.relevance)  # headings (0) stay out
             for p, t in zip(probs, r.merged, strict=True)
         ]
-        hop = r.trace
-    else:
-        tagged, hop = tagger.tag(question, passages), {}
-        first = tagged
-        if hops == 2:
-            tagged, hop, _ = _bridge_hop(tagger, question, passages, tagged, th, pth)
-    trace: dict[str, Any] = {
-        "threshold": th,
-        "passage_threshold": pth,
-        "passages": len(passages),
-        "decision": "stack" if stacker is not None else "threshold",
-        **hop,
+        return r.first, tagged, r.trace
+    first = tagger.tag(question, passages)
+    if hops != 2:
+        return first, first, {}
+    tagged, hop, _ = _bridge_hop(tagger, question, passages, first, th, pth)
+    return first, tagged, hop
+
+
+def _kept_keys(
+    passages: Sequence[Passage],
+    tagged: Sequence[Tagged],
+    th: float,
+    pth: float,
+    settings: TaggerSettings,
+    trace: dict[str, Any],
+) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]:
+    """The (passage, sentence) keys :func:`prune` keeps: the keep rule's (:func:`keeps`),
+    then ``min_keep``'s most probable sentences with words, then link and lead carrying; and
+    the keys link carrying added. Notes its counts in ``trace``."""
+    keep = {
+        (p, s)
+        for p, t in enumerate(tagged)
+        for s, prob in enumerate(t.probs)
+        if keeps(prob, t.relevance, th, pth)
     }
-    keep = {(p, s) for p, t in enumerate(tagged) if t.relevance >= pth for s in t.kept(th)}
     trace["rejected_passages"] = sum(1 for t in tagged if t.relevance < pth)
     # No sentence reached the keep point, so the context is only min_keep's fallback: the
     # trace says so (3 of the dev file's first 150 questions).
@@ -278,29 +242,54 @@ def prune(
         for s in range(len(t.probs))
         if has_words(str(passages[p][1][s]))
     ]
-    for _, p, s in sorted(flat, reverse=True)[:min_keep]:
+    for _, p, s in sorted(flat, reverse=True)[: settings.min_keep]:
         keep.add((p, s))
     links: set[tuple[int, int]] = set()
-    if link:
+    if settings.link:
         links = linked_sentences(keep, passages, tagged)
         keep |= links
         trace["link_added"] = len(links)
-    if lead:
+    if settings.lead:
         leads = lead_sentences(keep, passages, tagged)
         keep |= leads
         trace["lead_added"] = len(leads)
     trace["kept"] = len(keep)
+    return keep, links
+
+
+def prune(
+    tagger: Tagger,
+    question: str,
+    passages: Sequence[Passage],
+    settings: TaggerSettings | None = None,
+) -> Pruned:
+    """Tag ``passages`` for ``question`` and keep the sentences the keep rule (:func:`keeps`)
+    keeps at the operating point (:func:`operating_point`), at least ``min_keep`` of them, with
+    link and lead carrying (the module's docstring); the answer span among them
+    (:func:`best_span`, its characters checked against the neighbour clause). ``settings``
+    (checked when made): :class:`~ragsieve.tag.settings.TaggerSettings`, its defaults when
+    None."""
+    s = settings or TaggerSettings()
+    th, pth, stacker = point = operating_point(tagger, s)
+    first, tagged, hop = _read(tagger, question, passages, s.hops, point)
+    trace: dict[str, Any] = {
+        "threshold": th,
+        "passage_threshold": pth,
+        "passages": len(passages),
+        "decision": "stack" if stacker is not None else "threshold",
+        **hop,
+    }
+    keep, links = _kept_keys(passages, tagged, th, pth, s, trace)
     order = sorted({p for p, _ in keep}, key=lambda p: -tagged[p].relevance)
     kept = [
-        Kept(p, s, str(passages[p][1][s]), float(tagged[p].probs[s]), tagged[p].relevance)
+        Kept(p, i, str(passages[p][1][i]), float(tagged[p].probs[i]), tagged[p].relevance)
         for p in order
-        for s in sorted(s for q, s in keep if q == p)
+        for i in sorted(i for q, i in keep if q == p)
     ]
-    span = best_span(
-        tagger, passages, first, kept, span_power, span_snap, span_link, {p for p, _ in links}
-    )
+    linked = {p for p, _ in links}
+    span = best_span(tagger, passages, first, kept, s.span_power, s.span_snap, s.span_link, linked)
     if span is not None:
-        span = neighbour_checked(tagger, question, passages, span, span_snap)
+        span = neighbour_checked(tagger, question, passages, span, s.span_snap)
     return Pruned(tagged, kept, th, trace, pth, span)
 
 
@@ -366,12 +355,6 @@ def linked_sentences(
         if best[0] > 0:
             out.add((p, best[1]))
     return out
-
-
-def check_span_link(mode: str) -> None:
-    """A clear error for a ``span_link`` that is not one of :data:`SPAN_LINKS`."""
-    if mode not in SPAN_LINKS:
-        raise ConfigError(f"span_link must be one of {', '.join(SPAN_LINKS)}, got {mode!r}")
 
 
 def _linker_weights(

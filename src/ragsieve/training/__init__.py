@@ -7,9 +7,10 @@ Each trainer keeps its recipe (data, model, loss) and gets from here what every 
   sets the threads and seeds Python, numpy and torch (:func:`seed_everything`);
   :func:`torch_device` gives a one-line error when CUDA is asked for and unavailable.
 * :class:`Loop` (``loop.py``): ``Loop(out_dir, model, optimizer, n_steps, opts, config, log,
-  scheduler=, clip_norm=).run(loss_fn)``, where ``loss_fn(step)`` returns batch ``step``'s
-  loss tensor; the loop steps the optimiser, checkpoints to ``out_dir/checkpoint.pt`` (every
-  ``checkpoint_every`` steps and when a limit stops it), resumes from it with every RNG state
+  scheduler=, clip_norm=, tracking=).run(loss_fn)``, where ``loss_fn(step)`` returns batch
+  ``step``'s loss tensor; the loop steps the optimiser, checkpoints to
+  ``out_dir/checkpoint.pt`` (every ``checkpoint_every`` steps and when a limit stops it),
+  resumes from it with every RNG state
   (refusing one written with another ``config``), logs a loss EMA and deletes the checkpoint
   when the run finishes. Returns ``{steps, scheduled_steps, finished, seconds,
   final_loss_ema, first_loss, device}``.
@@ -38,7 +39,7 @@ from __future__ import annotations
 
 from ragsieve.training.card import card_section, command_line, data_hashes, run_record
 from ragsieve.training.export import export_onnx, quantize_int8_per_channel, require_onnx
-from ragsieve.training.loop import CHECKPOINT, Loop
+from ragsieve.training.loop import CHECKPOINT, Loop, Tracking
 from ragsieve.training.optim import adamw_warmup
 from ragsieve.training.run import RunOptions, begin, seed_everything, torch_device
 
@@ -46,6 +47,7 @@ __all__ = [
     "CHECKPOINT",
     "Loop",
     "RunOptions",
+    "Tracking",
     "adamw_warmup",
     "begin",
     "card_section",

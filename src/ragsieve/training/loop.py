@@ -19,6 +19,7 @@ import json
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +37,23 @@ def _plain(config: dict[str, Any]) -> Any:
     return json.loads(json.dumps(config, sort_keys=True, default=str))
 
 
+@dataclass(frozen=True)
+class Tracking:
+    """How a :class:`Loop` reports and where it keeps its checkpoint: the loss EMA's decay,
+    a log line every ``log_every`` steps, the checkpoint's file name in ``out_dir``."""
+
+    ema_decay: float = 0.95
+    log_every: int = 25
+    checkpoint: str = CHECKPOINT
+
+
 class Loop:
     """``n_steps`` optimiser steps over ``model``, resumable from ``out_dir/checkpoint``.
 
     ``config`` is what the run learns from (the recipe, the seed, the data sizes): a checkpoint
     is resumed only by a run with an equal one. Device, threads and limits are not part of it.
     ``extra`` is a dict a ``loss_fn`` may keep running totals in; it is checkpointed too.
+    ``tracking``: the EMA's decay, the log's cadence and the checkpoint's name (:class:`Tracking`).
     """
 
     def __init__(
@@ -55,9 +67,7 @@ class Loop:
         log: Callable[[str], None] = print,
         scheduler: Any = None,
         clip_norm: float | None = None,
-        ema_decay: float = 0.95,
-        log_every: int = 25,
-        checkpoint: str = CHECKPOINT,
+        tracking: Tracking | None = None,
     ) -> None:
         self.device = torch_device(opts.device)
         self.model = model.to(self.device)
@@ -68,9 +78,10 @@ class Loop:
         self.config = _plain({**config, "seed": opts.seed})
         self.log = log
         self.clip_norm = clip_norm
-        self.ema_decay = ema_decay
-        self.log_every = log_every
-        self.path = Path(out_dir) / checkpoint
+        tracking = tracking or Tracking()
+        self.ema_decay = tracking.ema_decay
+        self.log_every = tracking.log_every
+        self.path = Path(out_dir) / tracking.checkpoint
         self.extra: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ checkpoint

@@ -299,7 +299,10 @@ def through_prune(model_dir: Path, sets: dict[str, list[Pool]]) -> dict[str, Any
     """Span F1/EM where the span is :func:`~ragsieve.tag.prune.prune`'s on the whole pool
     (defaults: the stacker, both hops), and how often the tagger gave one."""
     from ragsieve.tag.prune import prune
+    from ragsieve.tag.settings import TaggerSettings
 
+    # The pruner's own mechanics, carrying off, as this measure has always read them.
+    bare = TaggerSettings(lead=False, link=False)
     tagger = OnnxTagger(model_dir)
     if not tagger.has_span:
         raise ConfigError(f"the tagger in {model_dir} has no span head: fit one first")
@@ -307,7 +310,7 @@ def through_prune(model_dir: Path, sets: dict[str, list[Pool]]) -> dict[str, Any
     for name, pools in sets.items():
         f, e, given = [], [], 0
         for q in pools:
-            pruned = prune(tagger, q["question"], [(t, s) for t, s, _ in q["pool"]])
+            pruned = prune(tagger, q["question"], [(t, s) for t, s, _ in q["pool"]], bare)
             pred = pruned.span.text if pruned.span is not None else ""
             given += pruned.span is not None
             answers = [a for a in q["answers"] if a.strip()]
