@@ -38,11 +38,8 @@ READER = HERE / "src" / "ragsieve" / "models" / "reader" / READER_FILE
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _download(tmp: Path) -> Path:

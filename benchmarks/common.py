@@ -8,6 +8,7 @@ Imported as ``from common import ...``: ``python -m benchmarks NAME`` and
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import os
@@ -29,6 +30,15 @@ DATA = Path(os.environ.get("RAGSIEVE_DATA", REPO.parent / "shared" / "data"))
 RESULTS = Path(os.environ.get("RAGSIEVE_BENCH_RESULTS", REPO / "benchmarks" / "results"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may be downloaded
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def dataset_parser(doc: str | None) -> argparse.ArgumentParser:
+    """A benchmark's argument parser, described by the first line of ``doc``, with a required
+    ``--dataset`` and a ``--limit`` on its questions."""
+    ap = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    ap.add_argument("--dataset", required=True)
+    ap.add_argument("--limit", type=int, default=None)
+    return ap
 
 
 def need_data() -> None:

@@ -7,19 +7,16 @@ of a ``ragsieve eval --no-llm`` run's rows.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-from common import read_rows
+from common import dataset_parser, read_rows
 
 from ragsieve.evaluate.datasets import load_dataset
 from ragsieve.methods.answer_line import FLOOR
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", required=True)
-    ap.add_argument("--limit", type=int, default=None)
+    ap = dataset_parser(__doc__)
     ap.add_argument("--rows", type=Path, required=True)
     ap.add_argument("--floor", type=float, default=FLOOR)
     args = ap.parse_args()

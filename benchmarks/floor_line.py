@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
-from common import interval, read_rows
+from common import dataset_parser, interval, read_rows
 
 from ragsieve.evaluate.datasets import load_dataset
 from ragsieve.methods.answer_line import FLOOR, answer_line
@@ -82,9 +82,7 @@ def mean(xs: list[float]) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", required=True)
-    ap.add_argument("--limit", type=int, default=None)
+    ap = dataset_parser(__doc__)
     ap.add_argument("--conf", type=Path, required=True)
     ap.add_argument("--replies", type=Path, required=True)
     ap.add_argument("--naive", type=Path, default=None)

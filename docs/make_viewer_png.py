@@ -21,17 +21,10 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+from server_helpers import CHROMIUM_ARGS  # noqa: E402  (the browser tests' flags)
+
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 QUESTION = "In which year did Champollion announce the decipherment of hieroglyphs?"
 
 

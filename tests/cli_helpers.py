@@ -27,6 +27,14 @@ def run(
     )
 
 
+def ask_json(question: str, index: Path, *options: str) -> Any:
+    """``ragsieve ask QUESTION --index INDEX OPTIONS --max-tokens 16 --json`` (a short answer
+    from the local LLM), asserted to exit 0; the JSON it printed."""
+    p = run("ask", question, "--index", str(index), *options, "--max-tokens", "16", "--json")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
 def probe_json(code: str, timeout: int = 300) -> Any:
     """Run ``code`` in a fresh interpreter (nothing imported yet: what a new process loads),
     assert it exits 0, and return the JSON it printed on its last line."""

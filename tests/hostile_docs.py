@@ -8,25 +8,16 @@ import os
 import zipfile
 from pathlib import Path
 
+from rich_docs import write_pdf
+
 SPACES = " " * 1_000_000
 WORDS = "The harbour pilot logged the tide at dawn and the keeper lit the lamp at dusk."
 
 
 def pdf(path: Path, lines: list[str] | None = None, title: str = "", pages: int = 1) -> Path:
-    """A real PDF (reportlab) with a text layer; ``title`` goes in its ``/Title``."""
-    from reportlab.pdfgen import canvas
-
-    c = canvas.Canvas(str(path))
-    if title:
-        c.setTitle(title)
-    for _ in range(pages):
-        y = 800
-        for line in lines or [WORDS]:
-            c.drawString(72, y, line)
-            y -= 16
-        c.showPage()
-    c.save()
-    return path
+    """A real PDF (reportlab) with a text layer, ``pages`` pages of ``lines``; ``title`` goes
+    in its ``/Title``."""
+    return write_pdf(path, [lines or [WORDS]] * pages, title)
 
 
 def pdf_with_space_run(path: Path) -> Path:

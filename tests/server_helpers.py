@@ -17,6 +17,19 @@ import httpx
 from ragsieve.llm.server import free_port
 
 STARTUP_TIMEOUT = 120.0
+#: Debian's Chromium (``make browser``) and the flags it runs headless with, offline, for the
+#: viewer's browser tests and docs/make_viewer_png.py.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @dataclass

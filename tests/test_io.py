@@ -57,15 +57,14 @@ def test_jsonl_records_and_errors(tmp_path: Path) -> None:
         (f"{base}#d1", "T", "Hello."),
         (f"{base}#2", "", "Hi."),
     ]
-    f.write_text('{"id": "d1", "text": "ok"}\n{not json}\n')
-    with pytest.raises(InputError, match=r"c.jsonl:2: invalid JSON"):
-        read_file(f)
-    f.write_text('{"id": "d1"}\n')
-    with pytest.raises(InputError, match="missing or empty 'text'"):
-        read_file(f)
-    f.write_text('{"id": "d1", "text": "a"}\n{"id": "d1", "text": "b"}\n')
-    with pytest.raises(InputError, match="duplicate id"):
-        read_file(f)
+    for text, message in [
+        ('{"id": "d1", "text": "ok"}\n{not json}\n', r"c.jsonl:2: invalid JSON"),
+        ('{"id": "d1"}\n', "missing or empty 'text'"),
+        ('{"id": "d1", "text": "a"}\n{"id": "d1", "text": "b"}\n', "duplicate id"),
+    ]:
+        f.write_text(text)
+        with pytest.raises(InputError, match=message):
+            read_file(f)
 
 
 def test_crlf_is_normalised(tmp_path: Path) -> None:

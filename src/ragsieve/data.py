@@ -131,8 +131,6 @@ def msmarco_positives(data_dir: Path) -> tuple[list[str], list[str]]:
 
 
 def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
+    """The sha256 hex digest of the file at ``path``, read in blocks."""
     with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()

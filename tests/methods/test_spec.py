@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import run
+from cli_helpers import ask_json, run
 
 from ragsieve.errors import ConfigError
 from ragsieve.index import Index
@@ -152,19 +152,7 @@ def test_cli_search_and_ask_take_the_same_specs(
 
 @pytest.mark.integration
 def test_cli_ask_with_a_full_spec_and_the_local_llm(sentence_index_dir: Path) -> None:
-    p = run(
-        "ask",
-        QUESTIONS[0],
-        "--index",
-        str(sentence_index_dir),
-        "--method",
-        "full[unit=passage,floor=0.5]",
-        "--max-tokens",
-        "16",
-        "--json",
-    )
-    assert p.returncode == 0, p.stderr
-    out = json.loads(p.stdout)
+    out = ask_json(QUESTIONS[0], sentence_index_dir, "--method", "full[unit=passage,floor=0.5]")
     assert out["method"] == "full" and out["context"]
     assert out["trace"]["config"]["unit"] == "passage"
     assert out["trace"]["config"]["floor"] == 0.5

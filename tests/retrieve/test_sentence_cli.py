@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import run
+from cli_helpers import ask_json, run
 
 from ragsieve.index.store import MANIFEST
 
@@ -16,21 +16,9 @@ pytestmark = pytest.mark.integration
 
 @pytest.mark.parametrize("method", ["pareto", "saki"])
 def test_ask_with_a_sentence_method(sentence_index_dir: Path, method: str) -> None:
-    p = run(
-        "ask",
-        "When was Voyager 1 launched?",
-        "--index",
-        str(sentence_index_dir),
-        "--method",
-        method,
-        "--k",
-        "3",
-        "--max-tokens",
-        "16",
-        "--json",
+    out = ask_json(
+        "When was Voyager 1 launched?", sentence_index_dir, "--method", method, "--k", "3"
     )
-    assert p.returncode == 0, p.stderr
-    out = json.loads(p.stdout)
     assert out["method"] == method and out["trace"]["method"] == method
     ctx = out["context"]
     assert ctx and all(":s" in c["chunk_id"] for c in ctx)  # sentence-sized chunks

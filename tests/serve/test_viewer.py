@@ -14,21 +14,10 @@ from typing import Any
 
 import httpx
 import pytest
-from server_helpers import Server, start_server, stop_server
+from server_helpers import CHROMIUM, CHROMIUM_ARGS, Server, start_server, stop_server
 
 pytestmark = pytest.mark.integration
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 Q = "In which year did Champollion announce the decipherment of hieroglyphs?"
 TOKEN = "viewer-token-0123456789"
 #: Playwright's timeout (ms) for one step: an answer from SmolLM2 on 2 busy cores included.

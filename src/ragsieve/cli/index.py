@@ -155,86 +155,101 @@ def _index_result(index_dir: str, idx: Any, report: Any, skipped: list) -> dict[
     return out
 
 
+#: ``index``'s options, named once here so that the command reads as its steps.
+PathsArg = Annotated[
+    list[Path], typer.Argument(help=f"Files or folders (every {FORMATS} file under them).")
+]
+ChunkerOpt = Annotated[
+    str | None, typer.Option("--chunker", help="fixed | paragraph | sage (new index: fixed).")
+]
+ChunkTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--chunk-tokens",
+        min=8,
+        max=100_000,
+        help="Max tokens per chunk (fixed 200, paragraph 512, sage 400).",
+    ),
+]
+EmbedderOpt = Annotated[
+    str | None, typer.Option("--embedder", help="minilm | minilm-onnx | st:ORG/NAME.")
+]
+EngineOpt = Annotated[
+    str, typer.Option("--engine", help="local (one process) | ray (see docs/scale-out.md).")
+]
+AddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--address", help="Ray cluster to join (HOST:PORT, ray://HOST:10001); --engine ray."
+    ),
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option("--workers", min=1, help="Ray embedding workers (default: every CPU)."),
+]
+SentencesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--sentences",
+        help="Also store sentences with Pareto vectors and SAKI links (added to an existing "
+        "index from its stored chunks; needed by --method pareto / saki / full; local "
+        "engine only).",
+    ),
+]
+ParetoContextOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pareto-context",
+        help="With --sentences: late (default) | exact (the paper's) | mean.",
+    ),
+]
+SentencePassageOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sentence-passage",
+        help="With --sentences: auto (default) | paragraph | chunk | document.",
+    ),
+]
+ForceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Rebuild the index from scratch; the old one answers until the new one commits.",
+    ),
+]
+KeepMissingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--keep-missing",
+        help="Keep the documents of files that have left a FOLDER given here "
+        "(by default they are removed from the index, and the command says so).",
+    ),
+]
+FollowSymlinksOpt = Annotated[
+    bool,
+    typer.Option(
+        "--follow-symlinks",
+        help="Follow symlinks that point outside the folder (by default they are skipped "
+        "with a warning, and documents read through them earlier are removed).",
+    ),
+]
+
+
 def index(
-    paths: Annotated[
-        list[Path],
-        typer.Argument(help=f"Files or folders (every {FORMATS} file under them)."),
-    ],
+    paths: PathsArg,
     index_dir: IndexOpt,
-    chunker: Annotated[
-        str | None, typer.Option("--chunker", help="fixed | paragraph | sage (new index: fixed).")
-    ] = None,
-    chunk_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--chunk-tokens",
-            min=8,
-            max=100_000,
-            help="Max tokens per chunk (fixed 200, paragraph 512, sage 400).",
-        ),
-    ] = None,
-    embedder: Annotated[
-        str | None, typer.Option("--embedder", help="minilm | minilm-onnx | st:ORG/NAME.")
-    ] = None,
-    engine: Annotated[
-        str, typer.Option("--engine", help="local (one process) | ray (see docs/scale-out.md).")
-    ] = "local",
-    address: Annotated[
-        str | None,
-        typer.Option(
-            "--address", help="Ray cluster to join (HOST:PORT, ray://HOST:10001); --engine ray."
-        ),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option("--workers", min=1, help="Ray embedding workers (default: every CPU)."),
-    ] = None,
-    sentences: Annotated[
-        bool,
-        typer.Option(
-            "--sentences",
-            help="Also store sentences with Pareto vectors and SAKI links (added to an existing "
-            "index from its stored chunks; needed by --method pareto / saki / full; local "
-            "engine only).",
-        ),
-    ] = False,
-    pareto_context: Annotated[
-        str | None,
-        typer.Option(
-            "--pareto-context",
-            help="With --sentences: late (default) | exact (the paper's) | mean.",
-        ),
-    ] = None,
-    sentence_passage: Annotated[
-        str | None,
-        typer.Option(
-            "--sentence-passage",
-            help="With --sentences: auto (default) | paragraph | chunk | document.",
-        ),
-    ] = None,
-    force: Annotated[
-        bool,
-        typer.Option(
-            "--force",
-            help="Rebuild the index from scratch; the old one answers until the new one commits.",
-        ),
-    ] = False,
-    keep_missing: Annotated[
-        bool,
-        typer.Option(
-            "--keep-missing",
-            help="Keep the documents of files that have left a FOLDER given here "
-            "(by default they are removed from the index, and the command says so).",
-        ),
-    ] = False,
-    follow_symlinks: Annotated[
-        bool,
-        typer.Option(
-            "--follow-symlinks",
-            help="Follow symlinks that point outside the folder (by default they are skipped "
-            "with a warning, and documents read through them earlier are removed).",
-        ),
-    ] = False,
+    chunker: ChunkerOpt = None,
+    chunk_tokens: ChunkTokensOpt = None,
+    embedder: EmbedderOpt = None,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
+    sentences: SentencesOpt = False,
+    pareto_context: ParetoContextOpt = None,
+    sentence_passage: SentencePassageOpt = None,
+    force: ForceOpt = False,
+    keep_missing: KeepMissingOpt = False,
+    follow_symlinks: FollowSymlinksOpt = False,
     wait: WaitOpt = 60.0,
     as_json: JsonOpt = False,
 ) -> None:
@@ -268,15 +283,7 @@ def index(
                 follow_symlinks=follow_symlinks,
             )
         else:
-            if loaded is None:
-                from ragsieve.checks import check_paths
-                from ragsieve.io import load_paths
-
-                checked = check_paths("paths", paths)
-                loaded = load_paths(checked, cb, follow_symlinks=follow_symlinks)
-            _say_large_files(idx, loaded.documents, force)
-            report = idx.add_loaded(loaded.documents, loaded.roots, follow_symlinks, cb)
-            skipped = loaded.skipped
+            report, skipped = _add_local(idx, paths, loaded, force, follow_symlinks, cb)
     con = err_console()
     for path, why in skipped:
         con.print(f"[yellow]warning:[/] skipped {path}: {why}", highlight=False, soft_wrap=True)
@@ -287,6 +294,30 @@ def index(
     if as_json:
         print_json(result)
         return
+    _say_indexed(result, report, paths, linked, gone)
+
+
+def _add_local(
+    idx: Any, paths: list[Path], loaded: Any, force: bool, follow_symlinks: bool, cb: Any
+) -> tuple[Any, list]:
+    """The local engine's add: the inputs (read now unless ``loaded`` holds them already)
+    written to ``idx``; the add report and the files skipped, with why."""
+    if loaded is None:
+        from ragsieve.checks import check_paths
+        from ragsieve.io import load_paths
+
+        checked = check_paths("paths", paths)
+        loaded = load_paths(checked, cb, follow_symlinks=follow_symlinks)
+    _say_large_files(idx, loaded.documents, force)
+    report = idx.add_loaded(loaded.documents, loaded.roots, follow_symlinks, cb)
+    return report, loaded.skipped
+
+
+def _say_indexed(
+    result: dict[str, Any], report: Any, paths: list[Path], linked: list[str], gone: list[str]
+) -> None:
+    """``index``'s text report: what was written and what the index holds now, then the
+    documents removed for a symlink out of a folder or a file that left it."""
     # With a sentence table, its rows too: ``index --sentences`` on an existing index writes
     # no chunks, only sentences.
     written = f"{report.n_chunks} chunks, {report.n_tokens} tokens"

@@ -190,94 +190,12 @@ def run_eval(
 
         llm = get_llm(cfg.llm, **cfg.llm_options)
     questions = list(dataset.questions)
-    texts = [q.question for q in questions]
     filters = [_question_filter(dataset, q) for q in questions]
     summary: dict[str, dict[str, Any]] = {}
     rows: list[dict[str, Any]] = []
-    batch = 32
     for spec in cfg.methods:
-        method = build_method(spec, index, **_run_options(cfg))
-        spans = method.gives_spans()
-        per_q: list[dict[str, Any]] = []
-        timings: list[dict[str, float]] = []
-        t_method = time.perf_counter()
-        if progress:
-            progress(spec.label, 0, len(questions))
-        for start in range(0, len(questions), batch):
-            chunk_q = questions[start : start + batch]
-            retrievals = method.retrieve(
-                texts[start : start + batch], filters[start : start + batch]
-            )
-            for q, r in zip(chunk_q, retrievals, strict=True):
-                # With an LLM the method may re-select while answering (SAGE's self-feedback),
-                # so context metrics are taken on the context of the answer it returns.
-                ans = None
-                if llm is not None:
-                    ans = method.answer(
-                        r,
-                        llm,
-                        label=spec.label,
-                        options=list(q.options) if q.options else None,
-                        max_tokens=cfg.max_tokens,
-                        price_in_per_m=cfg.price_in_per_m,
-                        price_out_per_m=cfg.price_out_per_m,
-                        total_budget=cfg.total_budget,
-                    )
-                context = ans.context if ans is not None else r.context
-                ctx_texts = [s.chunk.text for s in context.chunks]
-                row: dict[str, Any] = {"id": q.id, "method": spec.label}
-                row.update(context_metrics(ctx_texts, q))
-                row.update(ranked_metrics([s.chunk.text for s in r.candidates], q.evidence))
-                row["n_chunks"] = len(context.chunks)
-                t = dict(r.timings)
-                if ans is not None:
-                    row.update(answer_metrics(ans.text, q))
-                    row["prediction"] = ans.text
-                    if ans.reply is not None:  # the reply alone, beside the answer line
-                        # scored once when it is the line (naive, other readers, yes/no)
-                        same = ans.reply == ans.text
-                        reply = row if same else answer_metrics(ans.reply, q)
-                        row.update(
-                            reply=ans.reply, answer_from=ans.line.kind if ans.line else "reply"
-                        )
-                        row.update(reply_em=reply.get("em"), reply_f1=reply.get("f1"))
-                    row["prompt_tokens"] = ans.usage.prompt_tokens
-                    row["completion_tokens"] = ans.usage.completion_tokens
-                    asked = ans.trace.get("llm")  # None: no LLM was asked (an abstention)
-                    row["llm_calls"] = asked.get("calls", 1) if asked else 0
-                    row.update(abstained=ans.abstained, confidence=ans.confidence)
-                    row["cost"] = llm_cost(
-                        ans.usage.prompt_tokens,
-                        ans.usage.completion_tokens,
-                        cfg.price_in_per_m,
-                        cfg.price_out_per_m,
-                    )
-                    t = dict(ans.timings)
-                    if "feedback" in ans.trace:
-                        row["feedback_rounds"] = len(ans.trace["feedback"]["rounds"])
-                if spans:
-                    row.update(span_metrics(r.span.text if r.span is not None else "", q))
-                    row["span_score"] = r.span.score if r.span is not None else None
-                    row["confidence"] = confidence(q.question, context)
-                row["selected"] = [s.chunk.id for s in context.chunks]
-                row["timings"] = t
-                timings.append(t)
-                per_q.append(row)
-                if progress and llm is not None:  # answering is the slow part: per question
-                    progress(spec.label, len(per_q), len(questions))
-            if progress:
-                progress(spec.label, min(start + batch, len(questions)), len(questions))
-        agg = aggregate(per_q)
-        agg["seconds"] = time.perf_counter() - t_method
-        lat = latency_summary(timings)
-        agg["latency"] = lat
-        agg["latency_p50_total"] = sum(v["p50"] for v in lat.values())
-        if llm is not None:
-            quality = _quality(agg)
-            if quality is not None and agg.get("cost"):
-                agg["quality_metric"] = quality[0]
-                agg["cost_efficiency"] = cost_efficiency(quality[1], agg["cost"])
-        summary[spec.label] = agg
+        per_q, seconds = _method_rows(spec, index, questions, filters, llm, cfg, progress)
+        summary[spec.label] = _method_summary(per_q, seconds, llm)
         rows.extend(per_q)
     return {
         "dataset": dataset.name,
@@ -289,6 +207,127 @@ def run_eval(
         "methods": summary,
         "per_question": rows,
     }
+
+
+#: Questions retrieved together by one method call.
+_BATCH = 32
+
+
+def _method_rows(
+    spec: MethodSpec,
+    index: Index,
+    questions: list[EvalQuestion],
+    filters: list[list[str] | None],
+    llm: Any,
+    cfg: EvalConfig,
+    progress: Progress | None,
+) -> tuple[list[dict[str, Any]], float]:
+    """One method's per-question rows and the seconds they took (the method built): the
+    questions retrieved in batches, each answered by ``llm`` (when there is one) and scored;
+    ``progress`` hears each batch, and each question when answering (the slow part)."""
+    method = build_method(spec, index, **_run_options(cfg))
+    spans = method.gives_spans()
+    texts = [q.question for q in questions]
+    per_q: list[dict[str, Any]] = []
+    t_method = time.perf_counter()
+    if progress:
+        progress(spec.label, 0, len(questions))
+    for start in range(0, len(questions), _BATCH):
+        chunk_q = questions[start : start + _BATCH]
+        retrievals = method.retrieve(texts[start : start + _BATCH], filters[start : start + _BATCH])
+        for q, r in zip(chunk_q, retrievals, strict=True):
+            per_q.append(_question_row(spec, method, q, r, llm, cfg, spans))
+            if progress and llm is not None:  # answering is the slow part: per question
+                progress(spec.label, len(per_q), len(questions))
+        if progress:
+            progress(spec.label, min(start + _BATCH, len(questions)), len(questions))
+    return per_q, time.perf_counter() - t_method
+
+
+def _question_row(
+    spec: MethodSpec,
+    method: Any,
+    q: EvalQuestion,
+    r: Any,
+    llm: Any,
+    cfg: EvalConfig,
+    spans: bool,
+) -> dict[str, Any]:
+    """One question's row: its retrieval ``r`` answered by ``llm`` (when there is one), with
+    the context, ranked-list, answer and span metrics, the chunks selected and the timings."""
+    # With an LLM the method may re-select while answering (SAGE's self-feedback),
+    # so context metrics are taken on the context of the answer it returns.
+    ans = None
+    if llm is not None:
+        ans = method.answer(
+            r,
+            llm,
+            label=spec.label,
+            options=list(q.options) if q.options else None,
+            max_tokens=cfg.max_tokens,
+            price_in_per_m=cfg.price_in_per_m,
+            price_out_per_m=cfg.price_out_per_m,
+            total_budget=cfg.total_budget,
+        )
+    context = ans.context if ans is not None else r.context
+    ctx_texts = [s.chunk.text for s in context.chunks]
+    row: dict[str, Any] = {"id": q.id, "method": spec.label}
+    row.update(context_metrics(ctx_texts, q))
+    row.update(ranked_metrics([s.chunk.text for s in r.candidates], q.evidence))
+    row["n_chunks"] = len(context.chunks)
+    t = dict(r.timings)
+    if ans is not None:
+        _add_answer(row, ans, q, cfg)
+        t = dict(ans.timings)
+    if spans:
+        row.update(span_metrics(r.span.text if r.span is not None else "", q))
+        row["span_score"] = r.span.score if r.span is not None else None
+        row["confidence"] = confidence(q.question, context)
+    row["selected"] = [s.chunk.id for s in context.chunks]
+    row["timings"] = t
+    return row
+
+
+def _add_answer(row: dict[str, Any], ans: Any, q: EvalQuestion, cfg: EvalConfig) -> None:
+    """The LLM's answer ``ans`` scored into ``row``: the answer line and the reply alone, the
+    tokens, calls and cost, the abstention and the feedback rounds."""
+    row.update(answer_metrics(ans.text, q))
+    row["prediction"] = ans.text
+    if ans.reply is not None:  # the reply alone, beside the answer line
+        # scored once when it is the line (naive, other readers, yes/no)
+        same = ans.reply == ans.text
+        reply = row if same else answer_metrics(ans.reply, q)
+        row.update(reply=ans.reply, answer_from=ans.line.kind if ans.line else "reply")
+        row.update(reply_em=reply.get("em"), reply_f1=reply.get("f1"))
+    row["prompt_tokens"] = ans.usage.prompt_tokens
+    row["completion_tokens"] = ans.usage.completion_tokens
+    asked = ans.trace.get("llm")  # None: no LLM was asked (an abstention)
+    row["llm_calls"] = asked.get("calls", 1) if asked else 0
+    row.update(abstained=ans.abstained, confidence=ans.confidence)
+    row["cost"] = llm_cost(
+        ans.usage.prompt_tokens,
+        ans.usage.completion_tokens,
+        cfg.price_in_per_m,
+        cfg.price_out_per_m,
+    )
+    if "feedback" in ans.trace:
+        row["feedback_rounds"] = len(ans.trace["feedback"]["rounds"])
+
+
+def _method_summary(per_q: list[dict[str, Any]], seconds: float, llm: Any) -> dict[str, Any]:
+    """One method's aggregate over its rows: the mean metrics, the seconds it took, the
+    latency of each stage and, with an LLM, the quality metric and cost-efficiency."""
+    agg = aggregate(per_q)
+    agg["seconds"] = seconds
+    lat = latency_summary([row["timings"] for row in per_q])
+    agg["latency"] = lat
+    agg["latency_p50_total"] = sum(v["p50"] for v in lat.values())
+    if llm is not None:
+        quality = _quality(agg)
+        if quality is not None and agg.get("cost"):
+            agg["quality_metric"] = quality[0]
+            agg["cost_efficiency"] = cost_efficiency(quality[1], agg["cost"])
+    return agg
 
 
 def span_metrics(span: str, q: EvalQuestion) -> dict[str, Any]:

@@ -397,20 +397,9 @@ def _index_files(
     del read  # its object-store copy of the unchanged documents is no longer needed
 
     cfg, dim = index.config, int(index.manifest["dim"])
-
-    def on_workers(actor: type, **kwargs: Any) -> Any:
-        """``todo`` through a pool of ``n_workers`` one-CPU ``actor``s (each loads its models
-        once), ``BATCH_DOCS`` documents a call."""
-        return todo.map_batches(
-            actor,
-            fn_constructor_kwargs=kwargs,
-            batch_size=BATCH_DOCS,
-            batch_format="pyarrow",
-            compute=ray.data.ActorPoolStrategy(size=n_workers),
-            num_cpus=1,
-        )
-
-    chunks = on_workers(
+    chunks = _on_workers(
+        todo,
+        n_workers,
         ChunkAndEmbed,
         chunker=cfg.chunker,
         chunk_tokens=cfg.chunk_tokens,
@@ -420,18 +409,12 @@ def _index_files(
     _append(index, CHUNKS, chunks, chunk_schema(dim))
     tables[CHUNKS].checkout_latest()
 
-    # Chunk counts per document, read back from the new rows (the old rows of updated documents
-    # are deleted already): the documents table stores them, the report sums them.
-    written = tables[CHUNKS].to_lance().to_table(columns=["doc_id", "n_tokens"])
-    written = written.filter(pc.is_in(written["doc_id"], pa.array(todo_ids)))
-    per_doc = written.group_by("doc_id").aggregate([("n_tokens", "count")])
-    counts = per_doc["n_tokens_count"].to_pylist()
-    n_chunks = dict(zip(per_doc["doc_id"].to_pylist(), counts, strict=True))
-    report.n_chunks = written.num_rows
-    report.n_tokens = int(pc.sum(written["n_tokens"]).as_py() or 0)
+    n_chunks = _written_chunks(tables[CHUNKS], todo_ids, report)
 
     if SENTENCES in tables:
-        sentences = on_workers(
+        sentences = _on_workers(
+            todo,
+            n_workers,
             SentenceRows,
             embedder=cfg.embedder,
             dim=dim,
@@ -452,6 +435,35 @@ def _index_files(
         progress("index", len(todo_ids), len(todo_ids))
     index._commit(tables, progress)
     return report, skipped
+
+
+def _on_workers(todo: Any, n_workers: int, actor: type, **kwargs: Any) -> Any:
+    """``todo`` through a pool of ``n_workers`` one-CPU ``actor``s (each loads its models
+    once), ``BATCH_DOCS`` documents a call."""
+    import ray
+
+    return todo.map_batches(
+        actor,
+        fn_constructor_kwargs=kwargs,
+        batch_size=BATCH_DOCS,
+        batch_format="pyarrow",
+        compute=ray.data.ActorPoolStrategy(size=n_workers),
+        num_cpus=1,
+    )
+
+
+def _written_chunks(chunks: Any, todo_ids: list[str], report: AddReport) -> dict[str, int]:
+    """Chunk counts per document, read back from the new rows of the ``chunks`` table (the
+    old rows of updated documents are deleted already): the documents table stores them, and
+    ``report`` gets their sums (chunks and tokens)."""
+    written = chunks.to_lance().to_table(columns=["doc_id", "n_tokens"])
+    written = written.filter(pc.is_in(written["doc_id"], pa.array(todo_ids)))
+    per_doc = written.group_by("doc_id").aggregate([("n_tokens", "count")])
+    counts = per_doc["n_tokens_count"].to_pylist()
+    n_chunks = dict(zip(per_doc["doc_id"].to_pylist(), counts, strict=True))
+    report.n_chunks = written.num_rows
+    report.n_tokens = int(pc.sum(written["n_tokens"]).as_py() or 0)
+    return n_chunks
 
 
 def _read(

@@ -234,29 +234,16 @@ def repair(
     loc = Location(path, storage_options)
     if not loc.exists() or not loc.is_dir():
         raise IndexStoreError(f"no index at {loc}: nothing to repair")
-    present = {c.removesuffix(".lance") for c in loc.children() if c.endswith(".lance")}
-    if not loc.has_file(MANIFEST) and not {CHUNKS, DOCUMENTS} <= present:
-        raise IndexStoreError(
-            f"{loc} has no chunks and documents tables to repair from; rebuild it with "
-            f"`ragsieve index PATHS --index {loc} --force`"
-        )
+    if not loc.has_file(MANIFEST) and not {CHUNKS, DOCUMENTS} <= _present_tables(loc):
+        raise _nothing_to_repair_from(loc)
     with loc.write_lock(LOCK, wait, on_wait):
         if loc.has_file(MANIFEST):
-            try:
-                _read_manifest(loc)
-                idx = Index.open(path, storage_options)
-                st = idx.stats()
-                return RepairReport(
-                    str(loc), "none", n_documents=st["documents"], n_chunks=st["chunks"]
-                )
-            except IndexStoreError:
-                pass  # damaged: rebuilt below (the old file is overwritten by the commit)
-        present = {c.removesuffix(".lance") for c in loc.children() if c.endswith(".lance")}
+            valid = _valid_manifest_report(loc, path, storage_options)
+            if valid is not None:
+                return valid
+        present = _present_tables(loc)
         if not {CHUNKS, DOCUMENTS} <= present:
-            raise IndexStoreError(
-                f"{loc} has no chunks and documents tables to repair from; rebuild it with "
-                f"`ragsieve index PATHS --index {loc} --force`"
-            )
+            raise _nothing_to_repair_from(loc)
         try:
             tabs = {n: _Table(loc, n) for n in (CHUNKS, DOCUMENTS, SENTENCES) if n in present}
         except Exception as e:  # Lance raises many types for damaged tables
@@ -270,37 +257,8 @@ def repair(
                 f"{loc}: no versions of its tables agree on their documents; rebuild it with "
                 f"`ragsieve index PATHS --index {loc} --force`"
             )
-        note = _recorded_config(tabs[CHUNKS])
-        config_from = "tables"
-        if note is None:
-            note = _old_manifest_config(loc)
-            config_from = "manifest"
-        if note is None:
-            config_from = "assumed"
-            cfg = config or IndexConfig(sentences=SENTENCES in tabs)
-            dim = tabs[CHUNKS].ds.schema.field("vector").type.list_size
-            note = {"config": cfg.to_dict(), "dim": int(dim), "created": time.time()}
-        manifest = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "config": note["config"],
-            "dim": note["dim"],
-            "tables": versions,
-            "n_documents": 0,
-            "n_chunks": 0,
-            "n_tokens": 0,
-            "fts": False,
-            "created": note.get("created", time.time()),
-            "updated": time.time(),
-        }
-        idx = Index(loc, manifest)  # pins the chosen versions; nothing written yet
-        tables = {}
-        for name, v in versions.items():
-            t = idx._db.open_table(name)
-            if t.version != v:
-                t.restore(v)
-            tables[name] = t
-        idx._commit(tables, None)  # full-text index, counts, then the new manifest
+        note, config_from = _config_note(loc, tabs, config)
+        idx = _commit_versions(loc, versions, note)
         return RepairReport(
             str(loc),
             "rebuilt",
@@ -311,3 +269,76 @@ def repair(
             config_from=config_from,
             config=dict(note["config"]),
         )
+
+
+def _present_tables(loc: Location) -> set[str]:
+    """The names of the Lance tables in the index folder."""
+    return {c.removesuffix(".lance") for c in loc.children() if c.endswith(".lance")}
+
+
+def _nothing_to_repair_from(loc: Location) -> IndexStoreError:
+    """The error for a folder without the chunks and documents tables."""
+    return IndexStoreError(
+        f"{loc} has no chunks and documents tables to repair from; rebuild it with "
+        f"`ragsieve index PATHS --index {loc} --force`"
+    )
+
+
+def _valid_manifest_report(
+    loc: Location, path: str | Path, storage_options: Mapping[str, str] | None
+) -> RepairReport | None:
+    """The ``none`` report when the manifest is valid and the index opens; None when it is
+    damaged (it is rebuilt then, the old file overwritten by the commit)."""
+    try:
+        _read_manifest(loc)
+        idx = Index.open(path, storage_options)
+        st = idx.stats()
+        return RepairReport(str(loc), "none", n_documents=st["documents"], n_chunks=st["chunks"])
+    except IndexStoreError:
+        return None
+
+
+def _config_note(
+    loc: Location, tabs: dict[str, _Table], config: IndexConfig | None
+) -> tuple[dict[str, Any], str]:
+    """The index's configuration, dimension and creation time, and where they came from:
+    the chunks table's record (``tables``), the old manifest (``manifest``), or ``config``
+    or the defaults (``assumed``)."""
+    note = _recorded_config(tabs[CHUNKS])
+    config_from = "tables"
+    if note is None:
+        note = _old_manifest_config(loc)
+        config_from = "manifest"
+    if note is None:
+        config_from = "assumed"
+        cfg = config or IndexConfig(sentences=SENTENCES in tabs)
+        dim = tabs[CHUNKS].ds.schema.field("vector").type.list_size
+        note = {"config": cfg.to_dict(), "dim": int(dim), "created": time.time()}
+    return note, config_from
+
+
+def _commit_versions(loc: Location, versions: dict[str, int], note: dict[str, Any]) -> Index:
+    """The chosen table ``versions`` restored and committed through the store's own commit
+    (full-text index, counts, then the new manifest); the index, opened on them."""
+    manifest = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "config": note["config"],
+        "dim": note["dim"],
+        "tables": versions,
+        "n_documents": 0,
+        "n_chunks": 0,
+        "n_tokens": 0,
+        "fts": False,
+        "created": note.get("created", time.time()),
+        "updated": time.time(),
+    }
+    idx = Index(loc, manifest)  # pins the chosen versions; nothing written yet
+    tables = {}
+    for name, v in versions.items():
+        t = idx._db.open_table(name)
+        if t.version != v:
+            t.restore(v)
+        tables[name] = t
+    idx._commit(tables, None)  # full-text index, counts, then the new manifest
+    return idx

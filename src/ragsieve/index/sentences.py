@@ -28,6 +28,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -243,10 +244,38 @@ def late_context_vectors(
             f"the late Pareto context needs an embedder with token outputs (minilm), "
             f"not {embedder.name}"
         )
-    lengths_of, limit = cut
+    jobs, job_texts, groups = _late_pieces(texts, passages, *cut)
+    sums, counts = _late_sums(texts, jobs, job_texts, token_states, dim, step)
     outs = [np.zeros((len(t), dim), dtype=np.float32) for t in texts]
-    # One job per piece: (document, member sentence ids, their character starts in the text).
-    jobs: list[tuple[int, list[int], np.ndarray]] = []
+    for d, members in groups:
+        total = sums[d][members].sum(axis=0)
+        n_total = int(counts[d][members].sum())
+        for i in members:
+            if n_total - counts[d][i] <= 0:
+                continue  # the others were cut off by the model: no context
+            v = total - sums[d][i]
+            norm = float(np.linalg.norm(v))
+            if norm > 0:
+                outs[d][i] = v / norm
+    return outs
+
+
+#: One piece of a passage to read: (document, member sentence ids, their character starts in
+#: the piece's text).
+LatePiece = tuple[int, list[int], np.ndarray]
+
+
+def _late_pieces(
+    texts: Sequence[Sequence[str]],
+    passages: Sequence[Sequence[int]],
+    lengths_of: Callable[[list[str]], list[int]],
+    limit: int,
+) -> tuple[list[LatePiece], list[str], list[tuple[int, list[int]]]]:
+    """The pieces the ``late`` context reads: every passage of two or more sentences cut into
+    consecutive runs of at most ``limit`` word pieces (as ``lengths_of`` counts them); the
+    pieces, their texts (the sentences joined by one space) and each passage's
+    (document, sentences)."""
+    jobs: list[LatePiece] = []
     job_texts: list[str] = []
     groups: list[tuple[int, list[int]]] = []  # (document, the sentences of one passage)
 
@@ -273,6 +302,19 @@ def late_context_vectors(
                 piece.append(j)
                 used += n_tok
             read(d, piece)
+    return jobs, job_texts, groups
+
+
+def _late_sums(
+    texts: Sequence[Sequence[str]],
+    jobs: list[LatePiece],
+    job_texts: list[str],
+    token_states: Callable[[list[str]], Any],
+    dim: int,
+    step: Callable[[float], None] | None,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per sentence of every document, the sum of its token outputs and their count, from
+    the pieces read by ``token_states``; ``step`` hears the fraction read after each batch."""
     sums = [np.zeros((len(t), dim), dtype=np.float64) for t in texts]
     counts = [np.zeros(len(t), dtype=np.int64) for t in texts]
     # Token outputs are 1.5 kB a word piece: read LATE_PIECES pieces at a time (by length, so
@@ -292,17 +334,7 @@ def late_context_vectors(
                 counts[d][j] += int(mine.sum())
         if step is not None:
             step(min(1.0, (b + LATE_PIECES) / len(order)))
-    for d, members in groups:
-        total = sums[d][members].sum(axis=0)
-        n_total = int(counts[d][members].sum())
-        for i in members:
-            if n_total - counts[d][i] <= 0:
-                continue  # the others were cut off by the model: no context
-            v = total - sums[d][i]
-            norm = float(np.linalg.norm(v))
-            if norm > 0:
-                outs[d][i] = v / norm
-    return outs
+    return sums, counts
 
 
 def pareto_vectors(core: np.ndarray, context: np.ndarray, alpha: float) -> np.ndarray:
@@ -326,14 +358,11 @@ def build_sentence_rows(
     ``progress`` hears the fraction of the work done (0 to 1) as the stages finish: core
     vectors, contexts (the ``late`` form after each batch of passages), links; each stage
     counts for its share of a build's time (:data:`STAGE_SHARES`)."""
-    from ragsieve.link import get_linker
-
     tell = progress or (lambda frac: None)
     core_share, context_share, _ = STAGE_SHARES
     tm = timings or SentenceTimings()
     t0 = time.perf_counter()
     per_doc = [sentences_of(d) for d in docs]
-    passage_kind = opts.passage
     all_sents = [s for sents in per_doc for s in sents]
     texts = [s.text for s in all_sents]
     counts = count_tokens_batch(texts) if texts else []
@@ -345,13 +374,45 @@ def build_sentence_rows(
     tm.core += time.perf_counter() - t0
     tell(core_share)
 
+    def late_step(frac: float) -> None:  # the late contexts' share of the progress
+        tell(core_share + context_share * frac)
+
     t0 = time.perf_counter()
+    passages, context = _passages_and_contexts(
+        docs, per_doc, chunks_of, core, opts, embedder, dim, late_step
+    )
+    pareto = pareto_vectors(core, context, float(opts.alpha))
+    tm.context += time.perf_counter() - t0
+    tell(core_share + context_share)
+
+    t0 = time.perf_counter()
+    links = _sentence_links(per_doc, len(all_sents), opts)
+    tm.links += time.perf_counter() - t0
+    tm.n_sentences += len(all_sents)
+    tell(1.0)
+    return _sentence_table(docs, all_sents, passages, counts, (core, context, pareto), links, dim)
+
+
+def _passages_and_contexts(
+    docs: Sequence[Document],
+    per_doc: list[list[Sentence]],
+    chunks_of: dict[str, list[Chunk]],
+    core: np.ndarray,
+    opts: SentenceOptions,
+    embedder: Embedder,
+    dim: int,
+    late_step: Callable[[float], None],
+) -> tuple[list[list[int]], np.ndarray]:
+    """Each document's passage ordinals and every sentence's context vector (of the form
+    ``opts.context``; ``late`` reads one batch of passages for all documents, and
+    ``late_step`` hears its progress)."""
+    texts = [s.text for sents in per_doc for s in sents]
     passages: list[list[int]] = []
     contexts: list[np.ndarray] = []
     pos = 0
     for d, sents in zip(docs, per_doc, strict=True):
         n = len(sents)
-        ps = passages_of(d, sents, passage_kind, chunks_of.get(d.id, ()))
+        ps = passages_of(d, sents, opts.passage, chunks_of.get(d.id, ()))
         passages.append(ps)
         if opts.context != "late":
             contexts.append(
@@ -362,15 +423,18 @@ def build_sentence_rows(
         pos += n
     if opts.context == "late":  # one batch of passages for all documents
         doc_texts = [[s.text for s in sents] for sents in per_doc]
-        contexts = late_context_vectors(
-            doc_texts, passages, embedder, dim, lambda f: tell(core_share + context_share * f)
-        )
+        contexts = late_context_vectors(doc_texts, passages, embedder, dim, late_step)
     context = np.concatenate(contexts) if contexts else np.zeros_like(core)
-    pareto = pareto_vectors(core, context, float(opts.alpha))
-    tm.context += time.perf_counter() - t0
-    tell(core_share + context_share)
+    return passages, context
 
-    t0 = time.perf_counter()
+
+def _sentence_links(
+    per_doc: list[list[Sentence]], n_sentences: int, opts: SentenceOptions
+) -> tuple[list[list[int]], list[list[float]]]:
+    """Every sentence's top ``opts.links`` linked sentences of its document and their weights
+    (empty lists when the index keeps no links)."""
+    from ragsieve.link import get_linker
+
     link_idx: list[list[int]] = []
     link_w: list[list[float]] = []
     if opts.links > 0:
@@ -380,18 +444,30 @@ def build_sentence_rows(
                 link_idx.append([j for j, _ in row])
                 link_w.append([w for _, w in row])
     else:
-        link_idx = [[] for _ in all_sents]
-        link_w = [[] for _ in all_sents]
-    tm.links += time.perf_counter() - t0
-    tm.n_sentences += len(all_sents)
-    tell(1.0)
+        link_idx = [[] for _ in range(n_sentences)]
+        link_w = [[] for _ in range(n_sentences)]
+    return link_idx, link_w
 
+
+def _sentence_table(
+    docs: Sequence[Document],
+    all_sents: list[Sentence],
+    passages: list[list[int]],
+    counts: list[int],
+    vectors: tuple[np.ndarray, np.ndarray, np.ndarray],
+    links: tuple[list[list[int]], list[list[float]]],
+    dim: int,
+) -> pa.Table:
+    """The ``sentences`` rows as one Arrow table: ``vectors`` are the core, context and
+    Pareto vectors, ``links`` the link ids and weights, both in sentence order."""
     titles = {d.id: d.title for d in docs}
 
     def vec(a: np.ndarray) -> pa.FixedSizeListArray:
         flat = pa.array(np.asarray(a, dtype=np.float32).reshape(-1), type=pa.float32())
         return pa.FixedSizeListArray.from_arrays(flat, dim)
 
+    core, context, pareto = vectors
+    link_idx, link_w = links
     return pa.Table.from_arrays(
         [
             pa.array([sentence_id(s.doc_id, s.index) for s in all_sents]),
@@ -399,7 +475,7 @@ def build_sentence_rows(
             pa.array([s.index for s in all_sents], type=pa.int32()),
             pa.array([p for ps in passages for p in ps], type=pa.int32()),
             pa.array([titles[s.doc_id] for s in all_sents]),
-            pa.array(texts),
+            pa.array([s.text for s in all_sents]),
             pa.array([s.start for s in all_sents], type=pa.int64()),
             pa.array([s.end for s in all_sents], type=pa.int64()),
             pa.array(counts, type=pa.int32()),

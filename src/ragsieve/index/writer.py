@@ -421,24 +421,9 @@ class IndexWriter:
             nonlocal total_chunks, total_tokens, written_docs
             if not pending_docs:
                 return
-            # Slices bound the memory of one huge document (a 20 MB file is ~40,000 chunks).
             # Progress counts chunks embedded, then documents whose sentence rows are written
-            # (the long stages: one slice is 256 chunks).
-            n_all = total_chunks + len(pending_chunks)
-            for i in range(0, len(pending_chunks), WRITE_BATCH_CHUNKS):
-                part = pending_chunks[i : i + WRITE_BATCH_CHUNKS]
-                texts = [c.text for c in part]
-                steps = []  # a slice embeds for minutes on a laptop: progress every 256 chunks
-                for j in range(0, len(texts), 256):
-                    if progress:
-                        progress("embed chunks", total_chunks + i + j, n_all)
-                    steps.append(embedder.embed(texts[j : j + 256]))
-                vecs = np.concatenate(steps) if len(steps) > 1 else steps[0]
-                tables[CHUNKS].add(_chunks_to_arrow(part, vecs, self.manifest["dim"]))
-                _fault("after_chunks_write")
-            if progress:
-                n = total_chunks + len(pending_chunks)
-                progress("embed chunks", n, n)
+            # (the long stages).
+            self._embed_chunks(tables, pending_chunks, embedder, total_chunks, progress)
             docs_now = [d for d, _ in pending_docs]
             if SENTENCES in tables:
                 by_doc: dict[str, list[Chunk]] = {}
@@ -477,6 +462,32 @@ class IndexWriter:
                 flush()
         flush()
         return total_chunks, total_tokens
+
+    def _embed_chunks(
+        self,
+        tables: dict[str, Any],
+        chunks: list[Chunk],
+        embedder: Embedder,
+        done: int,
+        progress: Progress | None,
+    ) -> None:
+        """``chunks`` embedded and added to the chunks table in slices, which bound the memory
+        of one huge document (a 20 MB file is ~40,000 chunks); ``progress`` counts the chunks
+        embedded after the ``done`` ones, every 256."""
+        n_all = done + len(chunks)
+        for i in range(0, len(chunks), WRITE_BATCH_CHUNKS):
+            part = chunks[i : i + WRITE_BATCH_CHUNKS]
+            texts = [c.text for c in part]
+            steps = []  # a slice embeds for minutes on a laptop: progress every 256 chunks
+            for j in range(0, len(texts), 256):
+                if progress:
+                    progress("embed chunks", done + i + j, n_all)
+                steps.append(embedder.embed(texts[j : j + 256]))
+            vecs = np.concatenate(steps) if len(steps) > 1 else steps[0]
+            tables[CHUNKS].add(_chunks_to_arrow(part, vecs, self.manifest["dim"]))
+            _fault("after_chunks_write")
+        if progress:
+            progress("embed chunks", n_all, n_all)
 
     def _commit(self, tables: dict[str, Any], progress: Progress | None) -> None:
         from ragsieve.index.lance_tables import FTS

@@ -261,18 +261,7 @@ def train_segmenter(
     for name in sets:
         feats = FEATURE_SETS[name]
         t1 = time.perf_counter()
-        if paper is None:
-            x, y = _xy(train, tv, feats)
-        else:
-            x = pair_features(tv[paper[0]], tv[paper[1]], feats)
-            y = paper[2]
-        n_rand = int(cfg.random_negatives * len(y))
-        if n_rand:
-            rng = np.random.default_rng(seed)
-            a = rng.choice(np.asarray(train.left), n_rand)
-            b = rng.integers(0, len(tv), n_rand)
-            x = np.concatenate([x, pair_features(tv[a], tv[b], feats)])
-            y = np.concatenate([y, np.zeros(n_rand, dtype=y.dtype)])
+        x, y = _training_xy(train, tv, feats, paper, cfg.random_negatives, seed)
         head, stats = fit_head(x, y.astype(np.float32), feats, cfg, out, _left(opts, t0), log)
         if not stats["finished"]:
             break
@@ -304,6 +293,32 @@ def train_segmenter(
             out, {"ss": cfg.ss, "trained": {k: info[k] for k in ("train_pairs", "seconds")}}
         )
     return _write_info(out, info)
+
+
+def _training_xy(
+    train: PairSet,
+    tv: np.ndarray,
+    feats: tuple[str, ...],
+    paper: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+    random_negatives: float,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One feature set's training features and labels: the pairs of ``train`` (or the
+    paper protocol's ``paper`` pairs), plus ``random_negatives`` times as many random pairs
+    labelled different (seeded)."""
+    if paper is None:
+        x, y = _xy(train, tv, feats)
+    else:
+        x = pair_features(tv[paper[0]], tv[paper[1]], feats)
+        y = paper[2]
+    n_rand = int(random_negatives * len(y))
+    if n_rand:
+        rng = np.random.default_rng(seed)
+        a = rng.choice(np.asarray(train.left), n_rand)
+        b = rng.integers(0, len(tv), n_rand)
+        x = np.concatenate([x, pair_features(tv[a], tv[b], feats)])
+        y = np.concatenate([y, np.zeros(n_rand, dtype=y.dtype)])
+    return x, y
 
 
 def _left(opts: RunOptions, t0: float) -> RunOptions:

@@ -134,75 +134,19 @@ def mcts_search(
     """Run CARROT's MCTS over the candidates of ``scorer`` (``costs[i]`` = tokens of chunk i)."""
     cfg = config or MCTSConfig()
     rng = np.random.default_rng(cfg.seed)
-    budget = cfg.budget
     root = Node((), 0)
     nodes: list[Node] = [root]
     calls0, texts0 = scorer.calls, scorer.texts_scored
-
-    def utility(v: Node, parent_n: int) -> float:
-        # Eq. 2; N(v) >= 1 here (unvisited children are handled before).
-        exploit = v.V / v.N
-        explore = cfg.c * math.sqrt(math.log(max(parent_n, 1)) / v.N)
-        return exploit + explore - cfg.lambda_ * v.cost / budget
-
-    def select() -> Node | None:
-        v = root
-        while v.expanded:
-            live = [ch for ch in v.children if not ch.exhausted]
-            if not live:  # cannot happen for a non-exhausted node; kept as a guard
-                return None
-            unvisited = [ch for ch in live if ch.N == 0]
-            if unvisited:
-                return unvisited[int(rng.integers(len(unvisited)))]
-            us = np.asarray([utility(ch, v.N) for ch in live])
-            top = np.flatnonzero(us == us.max())
-            v = live[int(top[rng.integers(len(top))])] if len(top) > 1 else live[int(top[0])]
-        return v
-
-    def mark_exhausted(v: Node | None) -> None:
-        while v is not None and v.expanded and all(ch.exhausted for ch in v.children):
-            v.exhausted = True
-            v = v.parent
-
     iterations = 0
     for _ in range(cfg.iterations):
         if root.exhausted:
             break
-        v = select()
+        v = _select(root, rng, cfg)
         if v is None:
             break
         iterations += 1
-        # Expansion: every child within the budget.
-        used = set(v.combo)
-        children = [
-            Node((*v.combo, i), v.cost + int(costs[i]), parent=v)
-            for i in range(len(costs))
-            if i not in used and v.cost + int(costs[i]) <= budget
-        ]
-        v.expanded = True
-        v.children = children
-        if children:
-            # Simulation: one batched call for all new children.
-            ws = scorer.score([ch.combo for ch in children])
-            for ch, w in zip(children, ws, strict=True):
-                ch.W = float(w)
-                ch.order = len(nodes)
-                nodes.append(ch)
-            # Backpropagation of every child up to the root.
-            for ch in children:
-                cur: Node | None = ch
-                while cur is not None:
-                    cur.V += ch.W
-                    cur.N += 1
-                    cur = cur.parent
-            # A child that has no room for another chunk is terminal right away.
-            for ch in children:
-                if all(
-                    i in ch.combo or ch.cost + int(costs[i]) > budget for i in range(len(costs))
-                ):
-                    ch.expanded = True
-                    ch.exhausted = True
-        mark_exhausted(v)
+        _expand(v, costs, cfg.budget, scorer, nodes)
+        _mark_exhausted(v)
     best = _best_node(nodes)
     return SearchResult(
         best=best.combo if best else (),
@@ -214,6 +158,74 @@ def mcts_search(
         texts_scored=scorer.texts_scored - texts0,
         best_node=best,
     )
+
+
+def _utility(v: Node, parent_n: int, cfg: MCTSConfig) -> float:
+    """The cost-aware UCB of ``v`` (Eq. 2); N(v) >= 1 here (unvisited children are handled
+    before)."""
+    exploit = v.V / v.N
+    explore = cfg.c * math.sqrt(math.log(max(parent_n, 1)) / v.N)
+    return exploit + explore - cfg.lambda_ * v.cost / cfg.budget
+
+
+def _select(root: Node, rng: np.random.Generator, cfg: MCTSConfig) -> Node | None:
+    """Selection (Fn. 2): from ``root``, an unvisited live child (seeded random) or the
+    highest-utility one (ties seeded random), down to an unexpanded node."""
+    v = root
+    while v.expanded:
+        live = [ch for ch in v.children if not ch.exhausted]
+        if not live:  # cannot happen for a non-exhausted node; kept as a guard
+            return None
+        unvisited = [ch for ch in live if ch.N == 0]
+        if unvisited:
+            return unvisited[int(rng.integers(len(unvisited)))]
+        us = np.asarray([_utility(ch, v.N, cfg) for ch in live])
+        top = np.flatnonzero(us == us.max())
+        v = live[int(top[rng.integers(len(top))])] if len(top) > 1 else live[int(top[0])]
+    return v
+
+
+def _expand(
+    v: Node, costs: Sequence[int], budget: int, scorer: BenefitScorer, nodes: list[Node]
+) -> None:
+    """Expansion (Fn. 3), simulation (Fn. 4) and backpropagation (Fn. 5) of ``v``: every
+    child within ``budget`` created, scored in one batched call and appended to ``nodes``,
+    its benefit added up to the root; a child with no room for another chunk is terminal."""
+    used = set(v.combo)
+    children = [
+        Node((*v.combo, i), v.cost + int(costs[i]), parent=v)
+        for i in range(len(costs))
+        if i not in used and v.cost + int(costs[i]) <= budget
+    ]
+    v.expanded = True
+    v.children = children
+    if not children:
+        return
+    # Simulation: one batched call for all new children.
+    ws = scorer.score([ch.combo for ch in children])
+    for ch, w in zip(children, ws, strict=True):
+        ch.W = float(w)
+        ch.order = len(nodes)
+        nodes.append(ch)
+    # Backpropagation of every child up to the root.
+    for ch in children:
+        cur: Node | None = ch
+        while cur is not None:
+            cur.V += ch.W
+            cur.N += 1
+            cur = cur.parent
+    # A child that has no room for another chunk is terminal right away.
+    for ch in children:
+        if all(i in ch.combo or ch.cost + int(costs[i]) > budget for i in range(len(costs))):
+            ch.expanded = True
+            ch.exhausted = True
+
+
+def _mark_exhausted(v: Node | None) -> None:
+    """``v`` and its ancestors marked exhausted while all their children are."""
+    while v is not None and v.expanded and all(ch.exhausted for ch in v.children):
+        v.exhausted = True
+        v = v.parent
 
 
 def _r(x: float) -> float:
