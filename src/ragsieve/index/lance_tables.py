@@ -12,7 +12,7 @@ configurations are built with LanceDB's defaults so an index is built as before.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -20,9 +20,10 @@ import pyarrow as pa
 
 @dataclass(frozen=True)
 class HnswSq:
-    """An IVF_HNSW_SQ vector index (LanceDB's ``HnswSq`` defaults for what is not given)."""
+    """An IVF_HNSW_SQ vector index (LanceDB's ``HnswSq`` defaults for what is not given; its
+    ``distance_type`` is pylance's ``metric``)."""
 
-    distance_type: str = "l2"
+    metric: str = "l2"
     num_partitions: int | None = None
     m: int = 20
     ef_construction: int = 300
@@ -89,32 +90,11 @@ class LanceTable:
 
     def create_index(self, column: str, config: HnswSq | FTS, replace: bool = True) -> None:
         """Build ``config``'s index on ``column`` (a new version)."""
+        # The fields are pylance's own keyword arguments.
         if isinstance(config, FTS):
-            self._ds.create_scalar_index(
-                column,
-                "INVERTED",
-                replace=replace,
-                with_position=config.with_position,
-                base_tokenizer=config.base_tokenizer,
-                language=config.language,
-                max_token_length=config.max_token_length,
-                lower_case=config.lower_case,
-                stem=config.stem,
-                remove_stop_words=config.remove_stop_words,
-                ascii_folding=config.ascii_folding,
-            )
+            self._ds.create_scalar_index(column, "INVERTED", replace=replace, **asdict(config))
         else:
-            self._ds.create_index(
-                column,
-                index_type="IVF_HNSW_SQ",
-                metric=config.distance_type,
-                num_partitions=config.num_partitions,
-                m=config.m,
-                ef_construction=config.ef_construction,
-                max_iterations=config.max_iterations,
-                sample_rate=config.sample_rate,
-                replace=replace,
-            )
+            self._ds.create_index(column, "IVF_HNSW_SQ", replace=replace, **asdict(config))
         self.checkout_latest()
 
 

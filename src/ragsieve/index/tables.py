@@ -183,7 +183,7 @@ def _vector_index(
 
         trained, parts = n_chunks, s.partitions(n_chunks)
         config = HnswSq(
-            distance_type="cosine", num_partitions=parts, m=s.m, ef_construction=s.ef_construction
+            metric="cosine", num_partitions=parts, m=s.m, ef_construction=s.ef_construction
         )
         chunks.create_index("vector", config=config, replace=True)
     if progress:
