@@ -17,6 +17,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from ragsieve.index.location import Location
+
 
 @dataclass(frozen=True)
 class HnswSq:
@@ -53,9 +55,7 @@ class LanceTable:
     def __init__(self, uri: str, storage_options: dict[str, str] | None) -> None:
         import lance
 
-        self.uri = uri
-        self._options = storage_options or None
-        self._ds = lance.dataset(uri, storage_options=self._options)
+        self._ds = lance.dataset(uri, storage_options=storage_options)
 
     @property
     def version(self) -> int:
@@ -71,15 +71,12 @@ class LanceTable:
 
     def restore(self, version: int) -> None:
         """Make ``version`` the latest again (a new version with its rows)."""
-        old = self._ds.checkout_version(version)
-        old.restore()
-        self._ds = old.checkout_version(old.latest_version)
+        self._ds = self._ds.checkout_version(version)
+        self._ds.restore()
+        self.checkout_latest()
 
     def count_rows(self, filter: str | None = None) -> int:
         return int(self._ds.count_rows(filter))
-
-    def to_arrow(self) -> pa.Table:
-        return self._ds.to_table()
 
     def add(self, data: pa.Table) -> None:
         """Append rows (a new version)."""
@@ -101,24 +98,22 @@ class LanceTable:
 class LanceDir:
     """The folder (local path or object-store URI) holding an index's tables."""
 
-    def __init__(self, uri: str, storage_options: dict[str, str] | None = None) -> None:
-        self.uri = uri.rstrip("/")
-        self.storage_options = storage_options or None
-
-    def _table_uri(self, name: str) -> str:
-        return f"{self.uri}/{name}.lance"
+    def __init__(self, location: Location) -> None:
+        self.location = location
 
     def open_table(self, name: str) -> LanceTable:
-        return LanceTable(self._table_uri(name), self.storage_options)
+        loc = self.location
+        return LanceTable(loc.child_uri(f"{name}.lance"), loc.storage_options or None)
 
     def create_table(self, name: str, schema: pa.Schema, mode: str = "overwrite") -> LanceTable:
         """An empty table with ``schema``; an existing one gets a new, empty version."""
         import lance
 
+        loc = self.location
         lance.write_dataset(
             schema.empty_table(),
-            self._table_uri(name),
+            loc.child_uri(f"{name}.lance"),
             mode=mode,
-            storage_options=self.storage_options,
+            storage_options=loc.storage_options or None,
         )
         return self.open_table(name)

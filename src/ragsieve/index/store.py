@@ -244,7 +244,7 @@ class Index(IndexWriter):
                 "created": now,
                 "updated": now,
             }
-            db = LanceDir(p.uri, p.storage_options)
+            db = LanceDir(p)
             made = _empty_tables(db, cfg, embedder.dim, now)
             manifest["tables"] = {name: t.version for name, t in made.items()}
             _fault("create_before_manifest")
@@ -321,8 +321,7 @@ class Index(IndexWriter):
         """The tables' folder, for writes (:class:`~ragsieve.index.lance_tables.LanceDir`);
         reads open the Lance datasets pinned at the manifest's versions directly."""
         if self._db_handle is None:
-            loc = self.location
-            self._db_handle = LanceDir(loc.uri, loc.storage_options)
+            self._db_handle = LanceDir(self.location)
         return self._db_handle
 
     def _pin(self) -> None:

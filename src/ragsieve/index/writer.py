@@ -501,7 +501,7 @@ class IndexWriter:
             _fault("after_fts_index")
         n_tokens = 0
         if n_chunks:
-            col = chunks.to_arrow().column("n_tokens")
+            col = chunks.to_lance().to_table(columns=["n_tokens"]).column("n_tokens")
             n_tokens = int(pc.sum(col).as_py() or 0)
         ann = _vector_index(chunks, n_chunks, self.manifest.get("ann"), progress)
         manifest = dict(self.manifest)
