@@ -38,5 +38,5 @@ def test_the_answer_line_serialises_whole() -> None:
         "agrees": True,
         "span": span.to_json(),
     }
-    gone = AnswerLine(None, "abstain", 0.1, True, "confidence 0.10 is under the floor 0.34")
+    gone = AnswerLine(None, "abstain", 0.1, "confidence 0.10 is under the floor 0.34")
     assert gone.to_json()["span"] is None and gone.kind in LINE_KINDS

@@ -178,10 +178,14 @@ class AnswerLine:
     text: str | None
     kind: str
     confidence: float | None = None
-    abstained: bool = False
     why: str | None = None
     agrees: bool | None = None
     span: SourceSpan | None = None
+
+    @property
+    def abstained(self) -> bool:
+        """The line abstained (kind ``abstain``: no text, the reason in ``why``)."""
+        return self.kind == "abstain"
 
     def to_json(self, context: Context | None = None) -> dict[str, Any]:
         """The ``line`` of ``ask --json`` and ``POST /ask`` (its ``span`` as

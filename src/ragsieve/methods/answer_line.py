@@ -291,7 +291,7 @@ def abstain(answer: Answer, why: str, confidence: float | None = 0.0) -> Answer:
     ``line.why`` (and ``trace["abstain"]``); the reply (if any) and the evidence stay for the
     user to read."""
     agrees = answer.line.agrees if answer.line is not None else None
-    line = AnswerLine(None, "abstain", confidence, True, why, agrees)
+    line = AnswerLine(None, "abstain", confidence, why, agrees)
     trace = {**answer.trace, "answer": "abstain", "abstain": why}
     return replace(answer, text="", line=line, trace=trace)
 
