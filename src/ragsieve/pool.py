@@ -346,8 +346,8 @@ class PoolSelector:
     def _select_direct(self, question: str, docs: list[Document]) -> Retrieval:
         """The tagger over each passage's paragraphs, as the ``tagger`` method selects (its
         threshold, hops, ``min_keep``, ``unit`` and ``budget``), without an index."""
-        from ragsieve.methods.base import scored_trace, selection_trace
         from ragsieve.methods.tagger import get_tagger, select_with
+        from ragsieve.methods.trace import scored_trace, selection_trace
 
         c = self._config
         units = [u for d in docs for u in passage_units(d)]

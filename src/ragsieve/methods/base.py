@@ -28,10 +28,11 @@ from ragsieve.methods.answer_line import (
     unanswerable,
     with_floor,
 )
+from ragsieve.methods.trace import scored_trace, selection_trace, timed
 from ragsieve.progress import Progress, reported
 from ragsieve.rerank.base import Reranker, rerank
 from ragsieve.retrieve.base import DocFilter, Retriever
-from ragsieve.select.base import Selection, Selector, make_context
+from ragsieve.select.base import Selector, make_context
 from ragsieve.text import count_tokens
 from ragsieve.types import Answer, Context, Scored, SourceSpan, Usage
 
@@ -90,41 +91,10 @@ class MethodDef:
     summary: str = ""
 
 
-def timed(timings: dict[str, float], stage: str) -> Callable[[], None]:
-    """Start a stage clock; calling the result adds the elapsed seconds to ``timings[stage]``."""
-    t0 = time.perf_counter()
-
-    def stop() -> None:
-        timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
-
-    return stop
-
-
 def check_questions(questions: list[str]) -> None:
     for q in questions:
         if invisible(q):
             raise InputError(f"the question is empty{invisible_note(q)}")
-
-
-def selection_trace(sel: Selection) -> dict[str, Any]:
-    """The trace keys every method records about its selected context."""
-    return {
-        "selection": sel.trace,
-        "selected": [s.chunk.id for s in sel.context.chunks],
-        "context_tokens": sel.context.n_tokens,
-    }
-
-
-def scored_trace(items: list[Scored], limit: int = 50) -> list[dict[str, Any]]:
-    return [
-        {
-            "chunk_id": s.chunk.id,
-            "score": round(s.score, 6),
-            "scores": {k: round(v, 6) for k, v in s.scores.items()},
-            "tokens": s.chunk.n_tokens,
-        }
-        for s in items[:limit]
-    ]
 
 
 def cap_context(context: Context, budget: int | None) -> tuple[Context, int]:

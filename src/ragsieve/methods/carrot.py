@@ -16,15 +16,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ragsieve.errors import ConfigError
-from ragsieve.methods.base import (
-    Method,
-    MethodDef,
-    Retrieval,
-    first_stage,
-    scored_trace,
-    selection_trace,
-    timed,
-)
+from ragsieve.methods.base import Method, MethodDef, Retrieval, first_stage
+from ragsieve.methods.trace import scored_trace, selection_trace, timed
 from ragsieve.rerank import get_reranker
 from ragsieve.rerank.base import DEFAULT_RERANKER, check_combination_cosine
 from ragsieve.retrieve import get_retriever
@@ -32,11 +25,7 @@ from ragsieve.retrieve.base import DocFilter
 from ragsieve.select.base import Selection
 from ragsieve.select.benefit import BenefitScorer
 from ragsieve.select.mcts import (
-    DEFAULT_BUDGET,
-    DEFAULT_C,
     DEFAULT_CANDIDATES,
-    DEFAULT_ITERATIONS,
-    DEFAULT_LAMBDA,
     MCTSConfig,
     MCTSSelector,
 )
@@ -55,15 +44,12 @@ SEARCHES = ("mcts", "upper", "beam")
 
 
 @dataclass(frozen=True)
-class CarrotConfig:
-    """CARROT's options; defaults are the paper's (Sec. VII-A)."""
+class CarrotConfig(MCTSConfig):
+    """CARROT's options: the search's own (:class:`MCTSConfig`: ``iterations``, ``c``,
+    ``lambda_``, ``budget``, ``seed``) and the method's; defaults are the paper's (Sec. VII-A)."""
 
     #: Candidates retrieved, scored and searched (the tree's branching factor).
     N: int = DEFAULT_CANDIDATES
-    iterations: int = DEFAULT_ITERATIONS
-    c: float = DEFAULT_C
-    lambda_: float = DEFAULT_LAMBDA
-    budget: int = DEFAULT_BUDGET
     #: The benefit scorer: ensemble | cross-encoder | bi-encoder | bm25 | a cross-encoder name.
     #: None: the agent's choice with ``agent=true``, else the project default.
     reranker: str | None = None
@@ -74,7 +60,6 @@ class CarrotConfig:
     #: mcts (CARROT) | upper (exhaustive over the top 5) | beam (Table VI baseline).
     search: str = "mcts"
     beam_width: int = DEFAULT_BEAM_WIDTH
-    seed: int = 0
     retriever: str = "dense"
     #: How the benefit's MiniLM cosine reads a combination of two or more chunks. All embed
     #: the concatenation's window (one pass per distinct 256-piece window, the paper's
@@ -94,9 +79,10 @@ class CarrotConfig:
         check_combination_cosine(self.combination_cosine)
         if self.search not in SEARCHES:
             raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}")
-        self.mcts()  # validates iterations, c, lambda_, seed
+        super().__post_init__()  # iterations, c, lambda_, seed
 
     def mcts(self) -> MCTSConfig:
+        """The search's own settings alone (what :class:`MCTSSelector` takes)."""
         return MCTSConfig(self.iterations, self.c, self.lambda_, self.budget, self.seed)
 
 

@@ -33,14 +33,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ragsieve.llm.cost import llm_cost
 from ragsieve.llm.prompts import build_answer_messages, build_feedback_messages, parse_feedback
-from ragsieve.methods.base import (
-    AnswerCall,
-    Retrieval,
-    capped,
-    generate_answer,
-    selection_trace,
-    timed,
-)
+from ragsieve.methods.base import AnswerCall, Retrieval, capped, generate_answer
+from ragsieve.methods.trace import selection_trace, timed
 from ragsieve.progress import reported
 from ragsieve.select.base import Selector
 from ragsieve.types import Answer, Context, Usage

@@ -50,17 +50,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragsieve.errors import ConfigError
-from ragsieve.methods.base import (
-    Method,
-    MethodDef,
-    Retrieval,
-    scored_trace,
-    selection_trace,
-    timed,
-)
+from ragsieve.methods.base import Method, MethodDef, Retrieval
 from ragsieve.methods.feedback import SelfFeedback
 from ragsieve.methods.sage import SageOptions, sage_cut
 from ragsieve.methods.tagger import TaggerCut, get_tagger, tag_and_select
+from ragsieve.methods.trace import scored_trace, selection_trace, timed
 from ragsieve.rerank import get_reranker
 from ragsieve.rerank.base import DEFAULT_RERANKER
 from ragsieve.retrieve import get_retriever

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 
 from ragsieve.errors import ConfigError
 from ragsieve.index.sentences import CONTEXT_FORMS
-from ragsieve.methods.base import Method, MethodDef, Retrieval, scored_trace, selection_trace
+from ragsieve.methods.base import Method, MethodDef, Retrieval
+from ragsieve.methods.trace import scored_trace, selection_trace
 from ragsieve.retrieve.base import DenseRetriever, DocFilter
 from ragsieve.retrieve.chunk_sentences import ChunkSentences, check_source, use_table
 from ragsieve.retrieve.pareto import ParetoRetriever, group_in_source_order

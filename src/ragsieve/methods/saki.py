@@ -39,14 +39,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragsieve.errors import ConfigError
-from ragsieve.methods.base import (
-    Method,
-    MethodDef,
-    Retrieval,
-    scored_trace,
-    selection_trace,
-    timed,
-)
+from ragsieve.methods.base import Method, MethodDef, Retrieval
+from ragsieve.methods.trace import scored_trace, selection_trace, timed
 from ragsieve.rerank import get_reranker
 from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter

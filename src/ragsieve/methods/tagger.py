@@ -14,15 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragsieve.errors import ConfigError
-from ragsieve.methods.base import (
-    Method,
-    MethodDef,
-    Retrieval,
-    first_stage,
-    scored_trace,
-    selection_trace,
-    timed,
-)
+from ragsieve.methods.base import Method, MethodDef, Retrieval, first_stage
+from ragsieve.methods.trace import scored_trace, selection_trace, timed
 from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter
 from ragsieve.select.base import Selection, make_context
