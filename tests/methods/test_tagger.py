@@ -77,26 +77,11 @@ def test_full_defaults_to_the_tagger(sentences: Index) -> None:
 
 
 def test_bad_tagger_options() -> None:
-    with pytest.raises(ConfigError, match="threshold"):
-        TaggerConfig(threshold=1.0)
-    with pytest.raises(ConfigError, match="hops"):
-        TaggerConfig(hops=0)
+    """The methods' own options; every tagger setting's bounds: tests/tag/test_settings.py."""
     with pytest.raises(ConfigError, match="unit"):
         TaggerConfig(unit="word")
     with pytest.raises(ConfigError, match="mcts"):
         FullConfig(order="mcts")
-    with pytest.raises(ConfigError, match="threshold"):
-        FullConfig(threshold=-0.1)
-    with pytest.raises(ConfigError, match="lead must be true or false"):
-        TaggerConfig(lead="yes")  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="link must be true or false"):
-        TaggerConfig(link=1)  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="span_power"):
-        TaggerConfig(span_power=-1)
-    with pytest.raises(ConfigError, match="span_snap must be true or false"):
-        TaggerConfig(span_snap="yes")  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="span_link must be one of"):
-        TaggerConfig(span_link="all")
 
 
 def test_lead_option_adds_first_sentences_through_the_method(plain: Index) -> None:
