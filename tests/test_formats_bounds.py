@@ -239,9 +239,9 @@ def test_html_paragraph_text_is_gathered_in_linear_time_with_the_same_nodes(
     from lxml import etree
     from trafilatura import utils
 
-    from ragsieve.formats import _linear_html_parser
+    from ragsieve.webpage import linear_html_parser
 
-    _linear_html_parser()
+    linear_html_parser()
     page = (
         "<html><body><div><p>one <b>bold</b> tail</p><p>two<p>nested?</p></p></div>"
         "<article>" + "".join(f"<p>p{i} <i>x{i}</i> y</p>" for i in range(2000)) + "</article>"
@@ -278,7 +278,7 @@ def test_deeply_nested_html_is_read(tmp_path: Path, depth: int) -> None:
 
 
 def test_a_page_read_flat_keeps_its_visible_text_and_headings() -> None:
-    from ragsieve.formats import flat_html_text
+    from ragsieve.webpage import flat_html_text
 
     page = (
         b"<html><head><title>T</title><style>x{}</style></head><body><h2>Kelp</h2>"

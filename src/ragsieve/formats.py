@@ -2,8 +2,9 @@
 
 Each format is read by a well-kept library, never by a parser of ours: ``pypdf`` (page by
 page), ``trafilatura`` (an HTML page's main content, boilerplate such as menus and footers
-left out, as Markdown so that its headings survive) and ``python-docx`` (paragraphs and tables
-in document order, ``Heading N`` styles as Markdown headings).
+left out, as Markdown so that its headings survive; :mod:`ragsieve.webpage` keeps those it
+would drop) and ``python-docx`` (paragraphs and tables in document order, ``Heading N`` styles
+as Markdown headings).
 
 Provenance lives in the text itself, so every index and every stage carries it for free: a PDF's
 pages are separated by one form feed each (``\\f``, on a line of its own, or inside the line
@@ -36,11 +37,18 @@ import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 from ragsieve.errors import InputError
+from ragsieve.webpage import (
+    PERMALINK_MARKS,
+    HeadingMarks,
+    drop_permalinks,
+    flat_html_text,
+    is_markup,
+    linear_html_parser,
+)
 
 PDF_SUFFIXES = {".pdf"}
 HTML_SUFFIXES = {".html", ".htm"}
@@ -123,9 +131,6 @@ def short_title(title: str) -> str:
     return cut.rstrip() + "\u2026"
 
 
-#: Marks that page generators put beside a heading as its permalink (Sphinx's pilcrow, a
-#: section sign, a link symbol, Font Awesome's link glyph): never part of a title or heading.
-PERMALINK_MARKS = "\u00b6\u00a7\U0001f517\uf0c1"
 _MARKS_AROUND = re.compile(rf"^[\s{PERMALINK_MARKS}]+|[\s{PERMALINK_MARKS}]+$")
 #: Titles that writers fill in for the user: not a title (the file name says more).
 _PLACEHOLDER_TITLES = {"untitled", "untitled document", "document", "no title"}
@@ -513,75 +518,20 @@ def _pdf_heading(runs: list[tuple[float, str]]) -> str:
     return "" if title.startswith("#") or not any(c.isalpha() for c in title) else title
 
 
-class _LinearParagraphText:
-    """A mixin for trafilatura's lxml elements: its extractor asks ``//p//text()`` of the
-    whole page once, and libxml2 (2.14) answers that in time quadratic in the number of ``<p>``
-    (merging node sets): 28.6 s of the 35 s a 15 MB page of 200,000 paragraphs took. The same
-    text nodes, in document order, gathered paragraph by paragraph, take linear time."""
-
-    def xpath(self, path: str, **kw: Any) -> Any:
-        if path != "//p//text()" or kw:
-            return super().xpath(path, **kw)  # type: ignore[misc]
-        root = self.getroottree().getroot()  # type: ignore[attr-defined]
-        out: list[Any] = []
-        for p in root.iter("p"):
-            if next(p.iterancestors("p"), None) is None:  # a nested <p> is in its parent's
-                out.extend(p.xpath(".//text()"))
-        return out
-
-
-def _linear_html_parser() -> None:
-    """Give trafilatura an HTML parser without libxml2's nesting limit (``huge_tree``: a page
-    nested 256 levels deep was cut there and read as "no text") and with the mixin above,
-    once (a no-op if its layout changes)."""
-    try:
-        from lxml.html import HtmlElementClassLookup
-        from lxml.html import HTMLParser as LxmlHTMLParser
-        from trafilatura import utils
-
-        mixed: dict[type, type] = {}
-
-        class Lookup(HtmlElementClassLookup):  # type: ignore[misc]
-            def lookup(self, kind: str, doc: Any, namespace: Any, name: str) -> Any:
-                cls = super().lookup(kind, doc, namespace, name)
-                if kind != "element" or cls is None:
-                    return cls
-                if cls not in mixed:
-                    mixed[cls] = type(cls.__name__, (_LinearParagraphText, cls), {})
-                return mixed[cls]
-
-        global _LINEAR_DONE
-        if not _LINEAR_DONE:
-            # trafilatura's own options (utils.HTML_PARSER), and huge_tree.
-            utils.HTML_PARSER = LxmlHTMLParser(
-                collect_ids=False,
-                default_doctype=False,
-                encoding="utf-8",
-                remove_comments=True,
-                remove_pis=True,
-                huge_tree=True,
-            )
-            utils.HTML_PARSER.set_element_class_lookup(Lookup())
-            _LINEAR_DONE = True
-    except (ImportError, AttributeError, TypeError):  # pragma: no cover - another trafilatura
-        pass
-
-
-_LINEAR_DONE = False
-
-
 def _read_html(path: Path) -> RichText:
     import trafilatura
     from trafilatura.settings import use_config
 
-    _linear_html_parser()
+    linear_html_parser()
 
     html = path.read_bytes()
     tree = trafilatura.load_html(html)  # parsed once: the title and the text read this tree
     title = ""
+    marks = HeadingMarks()
     if tree is not None:
-        _drop_permalinks(tree)
-        title = _html_title(tree)
+        drop_permalinks(tree)
+        title = _html_title(tree)  # before the headings are marked: the first one may be it
+        marks.mark(tree)
     # Its defaults give up on pages under 250 characters of content; a short note is a
     # document too.
     config = use_config()
@@ -595,88 +545,12 @@ def _read_html(path: Path) -> RichText:
         favor_recall=True,
         config=config,
     )
+    text = marks.restore(text or "")
     if not text or not text.strip():  # a page with little running text: all of its text
         text = trafilatura.html2txt(html)
     if (not text or not text.strip()) and is_markup(html):  # nested past any tree parser's
         text = flat_html_text(html)  # limit: read it flat
     return RichText(_clean(text or ""), title)
-
-
-#: Elements whose content is not text a reader sees.
-_UNSEEN_TAGS = frozenset({"script", "style", "noscript", "template", "head", "svg"})
-#: Elements that end a line (a paragraph, a list item, a heading, a table row, a break).
-_BLOCK_TAGS = frozenset(
-    {"p", "div", "br", "li", "tr", "section", "article", "blockquote", "pre", "table", "ul"}
-    | {"ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "main", "header"}
-    | {"footer", "nav", "aside", "figure", "figcaption", "form", "fieldset", "address"}
-)
-
-
-class _FlatText(HTMLParser):
-    """The visible text of a page from the standard library's event parser, which builds no
-    tree and so has no nesting limit; headings as Markdown ``#`` lines."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.unseen = 0
-
-    def handle_starttag(self, tag: str, attrs: Any) -> None:
-        if tag in _UNSEEN_TAGS:
-            self.unseen += 1
-        elif tag in _BLOCK_TAGS:
-            self.parts.append("\n")
-            if len(tag) == 2 and tag[0] == "h" and tag[1].isdigit():
-                self.parts.append("#" * int(tag[1]) + " ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _UNSEEN_TAGS:
-            self.unseen = max(0, self.unseen - 1)
-        elif tag in _BLOCK_TAGS:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self.unseen:
-            self.parts.append(data)
-
-
-def is_markup(raw: bytes) -> bool:
-    """Whether ``raw`` is text with tags: UTF-8 without NUL bytes, holding a tag. A binary file
-    named ``.html`` (a DOCX's zip bytes) is not read flat into a document of garbage."""
-    if b"\x00" in raw:
-        return False
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return re.search(rb"<[A-Za-z!/]", raw) is not None
-
-
-def flat_html_text(raw: bytes) -> str:
-    """The visible text of an HTML page, read flat (no tree): for a page nested deeper than
-    libxml2 parses (thousands of levels), whose tree readers see nothing."""
-    parser = _FlatText()
-    parser.feed(raw.decode("utf-8", errors="replace"))
-    parser.close()
-    lines = (" ".join(ln.split()) for ln in "".join(parser.parts).split("\n"))
-    return "\n\n".join(ln for ln in lines if ln and ln.strip("# "))
-
-
-#: The text of a permalink anchor (``<a href="#id">¶</a>`` beside a heading): Sphinx, MkDocs,
-#: Node.js's API pages (``#``), GitHub (an empty anchor around an icon).
-_PERMALINK_TEXTS = {"", "#", *PERMALINK_MARKS}
-
-
-def _drop_permalinks(tree: Any) -> None:
-    """Empty the permalink anchors of a parsed page, so that neither its title nor its
-    headings end in "¶" or "#". Emptied, not removed: trafilatura drops the headings of a
-    short page whose anchors are gone (it then takes another extraction path)."""
-    for a in tree.iter("a"):
-        if (a.get("href") or "").startswith("#") and a.text_content().strip() in _PERMALINK_TEXTS:
-            for el in a.iter():
-                el.text = None
-                if el is not a:
-                    el.tail = None
 
 
 def _html_title(tree: Any) -> str:
