@@ -50,9 +50,10 @@ def read_jsonl(path: Path, expect: str = "a JSON object") -> Iterator[tuple[int,
     """Yield ``(line_number, object)`` for the non-blank lines of the JSONL file ``path``.
 
     Raises :class:`InputError` with one line for a file that is missing or not a regular file,
-    a line that is not UTF-8 (its byte offset), not JSON (the parser's message and column),
-    nested too deeply, or not an object (``expect`` says what each line should be). A BOM is
-    skipped; lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r``, as in a text-mode read.
+    a line that is not UTF-8 (its byte offset), holds a NUL byte, is not JSON (the parser's
+    message and column), is nested too deeply, or is not an object (``expect`` says what each
+    line should be). A BOM is skipped; lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r``, as
+    in a text-mode read.
     """
     _check_file(path)
     try:
