@@ -24,7 +24,7 @@ SRC = Path(ragsieve.__file__).resolve().parent
 #: top floor.
 FLOORS: list[set[str]] = [
     {"errors", "types", "data", "checks", "defaults", "numeric"},
-    {"text", "io", "metrics", "formats", "webpage", "progress", "titles"},
+    {"text", "io", "jsonl", "metrics", "formats", "webpage", "progress", "titles"},
     {"embed", "llm", "training"},
     {"link", "segment", "rerank"},
     {"index", "select", "retrieve", "tag"},

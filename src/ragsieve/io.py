@@ -14,7 +14,6 @@ warning, because one stray file must not stop a corpus from indexing.
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
 import stat
@@ -32,6 +31,7 @@ from ragsieve.formats import (
     rst_title,
     short_title,
 )
+from ragsieve.jsonl import read_jsonl
 from ragsieve.types import Document
 
 log = logging.getLogger(__name__)
@@ -128,22 +128,9 @@ def _title_of(path: Path, text: str) -> str:
 
 
 def _read_jsonl(path: Path) -> list[Document]:
-    text = _read_text(path)
     docs: list[Document] = []
     seen: set[str] = set()
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{path}:{n}: invalid JSON ({e.msg})") from e
-        except RecursionError as e:
-            raise InputError(f"{path}:{n}: JSON nested too deeply") from e
-        except ValueError as e:  # a number past Python's digit limit
-            raise InputError(f"{path}:{n}: invalid JSON ({str(e).splitlines()[0]})") from e
-        if not isinstance(obj, dict):
-            raise InputError(f"{path}:{n}: expected an object with id, title, text")
+    for n, obj in read_jsonl(path, expect="an object with id, title, text"):
         body = obj.get("text")
         if not isinstance(body, str) or not body.strip():
             raise InputError(f"{path}:{n}: missing or empty 'text'")

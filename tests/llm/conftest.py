@@ -13,7 +13,7 @@ import pytest
 from ragsieve.errors import ConfigError
 from ragsieve.llm import get_llm
 from ragsieve.llm.local import LlamaCppLLM, smollm2_path
-from ragsieve.llm.server import ServerProcess, start_server
+from ragsieve.llm.server import ServerOptions, ServerProcess, start_server
 
 # Sleep, not spin, at llama.cpp's OpenMP barriers (see ragsieve.llm.local.prefer_passive_openmp);
 # only effective if libgomp is not loaded yet, so set it as early as this conftest runs.
@@ -43,7 +43,8 @@ def local_llm(smollm2_file: Path) -> Iterator[LlamaCppLLM]:
 def llama_server(smollm2_file: Path) -> Iterator[ServerProcess]:
     """A real OpenAI-compatible llama.cpp server process serving SmolLM2 on a free port,
     protected by an API key; killed at teardown."""
-    srv = start_server(smollm2_file, n_ctx=2048, api_key=SERVER_API_KEY, alias="smollm2")
+    options = ServerOptions(n_ctx=2048, api_key=SERVER_API_KEY, alias="smollm2")
+    srv = start_server(smollm2_file, options)
     try:
         yield srv
     finally:

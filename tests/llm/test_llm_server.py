@@ -12,7 +12,7 @@ import pytest
 from ragsieve.errors import LLMError
 from ragsieve.llm import build_answer_messages, get_llm
 from ragsieve.llm.openai_compat import OpenAICompatLLM
-from ragsieve.llm.server import ServerProcess, free_port, start_server
+from ragsieve.llm.server import ServerOptions, ServerProcess, free_port, start_server
 
 pytestmark = pytest.mark.integration
 
@@ -54,7 +54,7 @@ def test_bad_model_file_fails_fast(tmp_path: Path) -> None:
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"GGUF" + b"\0" * 64)  # right magic, no model inside
     with pytest.raises(LLMError, match="exited with code"):
-        start_server(bad, port=free_port(), startup_timeout=60)
+        start_server(bad, ServerOptions(port=free_port()), startup_timeout=60)
 
 
 def test_cli_help_runs() -> None:
@@ -66,3 +66,18 @@ def test_cli_help_runs() -> None:
         check=True,
     )
     assert "OpenAI-compatible" in out.stdout
+
+
+def test_options_reach_the_child_as_flags_and_the_key_does_not(
+    llama_server: ServerProcess,
+) -> None:
+    options = ServerOptions(port=8123, n_threads=2, api_key="k3y", alias="m", verbose=True)
+    assert options.flags() == [
+        *("--host", "127.0.0.1", "--n-ctx", "4096", "--port", "8123"),
+        *("--n-threads", "2", "--alias", "m", "--verbose"),
+    ]
+    assert "k3y" not in repr(options)
+    cmdline = Path(f"/proc/{llama_server.pid}/cmdline").read_bytes().split(b"\0")
+    assert cmdline[cmdline.index(b"--alias") + 1] == b"smollm2"
+    assert cmdline[cmdline.index(b"--n-ctx") + 1] == b"2048"
+    assert llama_server.api_key.encode() not in b"".join(cmdline)

@@ -13,6 +13,7 @@ import typer
 
 import ragsieve.cli.train as train_cli
 from ragsieve.errors import ConfigError, InputError, require_extra
+from ragsieve.jsonl import read_jsonl
 
 RerankerOpt = Annotated[
     str,
@@ -94,33 +95,22 @@ def train_fusion_cmd(
 
 
 def _read_queries(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise InputError(f"{path} does not exist")
     rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{where}: invalid JSON ({e.msg})") from e
-            if not isinstance(obj, dict):
-                raise InputError(f"{where}: expected an object with id, query, passages")
-            if "id" not in obj:
-                raise InputError(f'{where}: missing "id"')
-            if not isinstance(obj.get("query"), str) or not obj["query"].strip():
-                raise InputError(f'{where}: "query" must be a non-empty string')
-            passages = obj.get("passages")
-            if not isinstance(passages, list):
-                raise InputError(f'{where}: "passages" must be a list of {{id, text}}')
-            for k, p in enumerate(passages):
-                if not isinstance(p, dict) or "id" not in p or not isinstance(p.get("text"), str):
-                    raise InputError(
-                        f'{where}: passage {k} must be an object with "id" and string "text"'
-                    )
-            rows.append(obj)
+    for n, obj in read_jsonl(path, expect="an object with id, query, passages"):
+        where = f"{path}:{n}"
+        if "id" not in obj:
+            raise InputError(f'{where}: missing "id"')
+        if not isinstance(obj.get("query"), str) or not obj["query"].strip():
+            raise InputError(f'{where}: "query" must be a non-empty string')
+        passages = obj.get("passages")
+        if not isinstance(passages, list):
+            raise InputError(f'{where}: "passages" must be a list of {{id, text}}')
+        for k, p in enumerate(passages):
+            if not isinstance(p, dict) or "id" not in p or not isinstance(p.get("text"), str):
+                raise InputError(
+                    f'{where}: passage {k} must be an object with "id" and string "text"'
+                )
+        rows.append(obj)
     return rows
 
 

@@ -28,7 +28,6 @@ Generic corpus file (JSONL): ``{"id", "title", "text"}`` per line; used when que
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -36,6 +35,7 @@ from typing import Any, Literal
 
 from ragsieve.checks import invisible
 from ragsieve.errors import InputError
+from ragsieve.jsonl import read_jsonl
 
 EvidenceLevel = Literal["sentence", "paragraph", "none"]
 EVIDENCE_LEVELS: tuple[str, ...] = ("sentence", "paragraph", "none")
@@ -186,38 +186,6 @@ _QUESTION_FIELDS = {
 _DOCUMENT_FIELDS = {"id", "title", "text"}
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for the non-blank lines of a JSONL file, or raise one-line
-    :class:`InputError` naming the file and line."""
-    if not path.exists():
-        raise InputError(f"{path}: file not found")
-    if not path.is_file():
-        raise InputError(f"{path}: not a file")
-    try:
-        fh = path.open("r", encoding="utf-8-sig")
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})") from e
-    with fh:
-        n = 0
-        while True:
-            try:
-                line = fh.readline()
-            except UnicodeDecodeError as e:
-                raise InputError(f"{path}:{n + 1}: not valid UTF-8 (byte {e.start})") from e
-            if not line:
-                return
-            n += 1
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{path}:{n}: invalid JSON ({e.msg} at column {e.colno})") from e
-            if not isinstance(obj, dict):
-                raise InputError(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
-            yield n, obj
-
-
 def _where(path: Path, line: int) -> str:
     return f"{path}:{line}"
 
@@ -356,7 +324,7 @@ def load_corpus(corpus_path: str | Path) -> tuple[EvalDocument, ...]:
     path = Path(corpus_path)
     docs: list[EvalDocument] = []
     ids: dict[str, int] = {}
-    for line, obj in _iter_jsonl(path):
+    for line, obj in read_jsonl(path):
         where = _where(path, line)
         doc = _document(obj, where, default_id=f"line-{line}")
         if doc.id in ids:
@@ -385,10 +353,10 @@ def load_generic(
     questions: list[EvalQuestion] = []
     ids: dict[str, int] = {}
     if limit is not None and limit <= 0:
-        next(_iter_jsonl(path), None)  # still report a missing or unreadable file
+        next(read_jsonl(path), None)  # still report a missing or unreadable file
         corpus = load_corpus(corpus_path) if corpus_path is not None else None
         return EvalDataset(name=name or path.stem, questions=(), corpus=corpus)
-    for line, obj in _iter_jsonl(path):
+    for line, obj in read_jsonl(path):
         where = _where(path, line)
         q = _question(obj, where, line)
         if q.id in ids:

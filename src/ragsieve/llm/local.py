@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from ragsieve.errors import ConfigError, LLMError, LLMNotInstalledError
-from ragsieve.llm.control import ALL_CONTROL, cut_at_control
+from ragsieve.llm.chat import ChatModel, ChatRequest
+from ragsieve.llm.control import ALL_CONTROL
 from ragsieve.llm.prompts import is_answer_prompt
 from ragsieve.types import Generation, Usage
 
@@ -402,14 +403,14 @@ class _LoopGuardedStream:
         return Usage(int(t.get("cache_n", 0)) + int(t["prompt_n"]), int(t["predicted_n"]))
 
 
-class LlamaCppLLM:
+class LlamaCppLLM(ChatModel):
     """A GGUF chat model run in this process by llama.cpp (via ``xllamacpp``).
 
     The model loads lazily on the first call, once, so constructing the object (e.g. while
     parsing a config) costs nothing. ``temperature=0`` means greedy decoding; for
     ``temperature>0`` the fixed ``seed`` keeps runs reproducible. ``loop_guard`` stops a reply
     that loops and ``short_answer`` ends an answer at its first line (a small model's
-    answer looped to the 256-token cap); both are on by default (see :meth:`generate`).
+    answer looped to the 256-token cap); both are on by default (see :meth:`_complete`).
     """
 
     def __init__(
@@ -575,14 +576,7 @@ class LlamaCppLLM:
             raise LLMError(f"local LLM {self.name} failed: {_one_line(msg)}{hint}")
         return result
 
-    def generate(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: list[str] | None = None,
-    ) -> Generation:
+    def _complete(self, request: ChatRequest) -> Generation:
         """Chat completion with the model's own chat template.
 
         With ``loop_guard`` (the default) the reply is streamed and checked after every token:
@@ -593,26 +587,25 @@ class LlamaCppLLM:
         "stop". Otherwise the reply is the same text, tokens and usage as without them (greedy
         decoding either way).
         """
-        request: dict[str, Any] = {
-            "messages": messages,
-            "max_tokens": max_tokens,
-            "temperature": temperature,
+        body: dict[str, Any] = {
+            "messages": request.messages,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
             "seed": self.seed,
         }
-        if temperature <= 0:
-            request["top_k"] = 1
+        if request.temperature <= 0:
+            body["top_k"] = 1
         # A reply that spells out a chat marker (it saw one as text in a passage) ends there.
-        request["stop"] = [*(stop or []), *ALL_CONTROL]
-        line = self.short_answer and not stop and is_answer_prompt(messages)
+        body["stop"] = [*request.stop, *ALL_CONTROL]
+        line = self.short_answer and not request.stop and is_answer_prompt(request.messages)
         if self.loop_guard or line:
-            return self._generate_guarded(request, one_line=line)
-        result = self._chat(request)
+            return self._generate_guarded(body, one_line=line)
+        result = self._chat(body)
         try:
             choice = result["choices"][0]
-            text = cut_at_control(choice.get("text") or "")
             usage = result.get("usage") or {}
             return Generation(
-                text=text,
+                text=choice.get("text") or "",
                 usage=Usage(int(usage["prompt_tokens"]), int(usage["completion_tokens"])),
                 model=self.model_path.name,
                 finish_reason=str(choice.get("finish_reason") or ""),
@@ -624,7 +617,7 @@ class LlamaCppLLM:
 
     def _generate_guarded(self, request: dict[str, Any], *, one_line: bool) -> Generation:
         """Stream the reply, stopping it when it loops or, with ``one_line``, at the end of its
-        first line (see :meth:`generate`)."""
+        first line (see :meth:`_complete`)."""
         stream = _LoopGuardedStream(loops=self.loop_guard, one_line=one_line)
         self._chat(
             {
@@ -641,7 +634,7 @@ class LlamaCppLLM:
         if stream.cut is not None:
             self.loops_stopped += 1
         return Generation(
-            text=cut_at_control(stream.text),
+            text=stream.text,
             usage=usage,
             model=self.model_path.name,
             finish_reason=stream.finish_reason,
@@ -706,9 +699,3 @@ class LlamaCppLLM:
             if self._client is not None:
                 self._client.close()
             self._server = self._client = None
-
-    def __enter__(self) -> LlamaCppLLM:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

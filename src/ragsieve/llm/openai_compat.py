@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from ragsieve.errors import ConfigError, LLMError
-from ragsieve.llm.control import cut_at_control
+from ragsieve.llm.chat import ChatModel, ChatRequest
 from ragsieve.types import Generation, Usage
 
 API_KEY_ENV = ("RAGSIEVE_LLM_API_KEY", "OPENAI_API_KEY")
@@ -76,7 +76,7 @@ def _retry_after(resp: httpx.Response) -> float | None:
         return None
 
 
-class OpenAICompatLLM:
+class OpenAICompatLLM(ChatModel):
     """Chat completions over HTTP against ``{base_url}/chat/completions``.
 
     ``max_retries`` counts re-tries after the first attempt. The ``httpx.Client`` is kept for
@@ -137,12 +137,6 @@ class OpenAICompatLLM:
     def close(self) -> None:
         self._client.close()
 
-    def __enter__(self) -> OpenAICompatLLM:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def _sleep_before_retry(self, attempt: int, hint: float | None) -> None:
         delay = min(self.max_backoff, self.backoff * (2**attempt))
         if hint is not None:
@@ -177,24 +171,17 @@ class OpenAICompatLLM:
             f"LLM endpoint {self.base_url} {what} after {self.max_retries} retries: {last}"
         )
 
-    def generate(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: list[str] | None = None,
-    ) -> Generation:
+    def _complete(self, request: ChatRequest) -> Generation:
         """One chat completion; usage from the response, else counted with cl100k."""
         payload: dict[str, Any] = {
             **self.extra_body,
             "model": self.model,
-            "messages": messages,
-            "max_tokens": max_tokens,
-            "temperature": temperature,
+            "messages": request.messages,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
         }
-        if stop:
-            payload["stop"] = list(stop)
+        if request.stop:
+            payload["stop"] = list(request.stop)
         resp = self._post(payload)
         try:
             body = resp.json()
@@ -202,7 +189,7 @@ class OpenAICompatLLM:
             raise LLMError(
                 f"LLM endpoint {self.base_url} returned malformed JSON: {_one_line(resp.text, 200)}"
             ) from None
-        return self._parse(body, messages)
+        return self._parse(body, request.messages)
 
     def _parse(self, body: Any, messages: list[dict[str, str]]) -> Generation:
         try:
@@ -226,7 +213,7 @@ class OpenAICompatLLM:
             prompt = "\n".join(str(m.get("content", "")) for m in messages)
             usage = Usage(count_tokens(prompt), count_tokens(text))
         return Generation(
-            text=cut_at_control(text),  # a reply that spells out a chat marker ends there
+            text=text,
             usage=usage,
             model=str(body.get("model") or self.model),
             finish_reason=str(choice.get("finish_reason") or ""),

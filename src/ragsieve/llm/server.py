@@ -11,7 +11,7 @@ killed test run does not leave orphan servers behind.
 
 From Python::
 
-    with start_server(smollm2_path()) as srv:
+    with start_server(smollm2_path(), ServerOptions(n_ctx=2048)) as srv:
         llm = OpenAICompatLLM("smollm2", srv.base_url)
 """
 
@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field, replace
 from typing import IO
 
 import httpx
@@ -34,6 +35,8 @@ import httpx
 from ragsieve.errors import LLMError
 
 DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+DEFAULT_N_CTX = 4096
 DEFAULT_STARTUP_TIMEOUT = 120.0
 
 
@@ -42,6 +45,39 @@ def free_port(host: str = DEFAULT_HOST) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """How the llama.cpp server runs: the address it listens on, its context window and
+    threads (None: :func:`~ragsieve.llm.local.default_threads`), the API key it asks for ("":
+    none), the model name ``/v1/models`` reports ("": the file's) and whether it logs.
+
+    ``port`` None is a free port for :func:`start_server` (a child must not collide) and
+    :data:`DEFAULT_PORT` for :func:`serve`.
+    """
+
+    host: str = DEFAULT_HOST
+    port: int | None = None
+    n_ctx: int = DEFAULT_N_CTX
+    n_threads: int | None = None
+    api_key: str = field(default="", repr=False)
+    alias: str = ""
+    verbose: bool = False
+
+    def flags(self) -> list[str]:
+        """The child's command-line flags (:func:`main`) for these options, except the API
+        key, which travels in the environment: ``ps`` shows a command line."""
+        out = ["--host", self.host, "--n-ctx", str(self.n_ctx)]
+        if self.port is not None:
+            out += ["--port", str(self.port)]
+        if self.n_threads:
+            out += ["--n-threads", str(self.n_threads)]
+        if self.alias:
+            out += ["--alias", self.alias]
+        if self.verbose:
+            out.append("--verbose")
+        return out
 
 
 class ServerProcess:
@@ -105,53 +141,33 @@ class ServerProcess:
 
 def start_server(
     model_path: str | os.PathLike[str],
+    options: ServerOptions | None = None,
     *,
-    port: int | None = None,
-    host: str = DEFAULT_HOST,
-    n_ctx: int = 4096,
-    n_threads: int | None = None,
-    api_key: str = "",
-    alias: str = "",
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-    verbose: bool = False,
 ) -> ServerProcess:
-    """Start the server child and return once ``GET /health`` answers 200.
+    """Start the server child with ``options`` (default :class:`ServerOptions`) and return
+    once ``GET /health`` answers 200.
 
     Raises LLMError with the tail of the child's log if it exits or never becomes healthy.
     """
     from ragsieve.llm.local import check_gguf
 
     model = check_gguf(model_path)
-    port = port or free_port(host)
-    cmd = [
-        sys.executable,
-        "-m",
-        "ragsieve.llm.server",
-        str(model),
-        "--host",
-        host,
-        "--port",
-        str(port),
-        "--n-ctx",
-        str(n_ctx),
-        "--exit-with-parent",
-    ]
-    if n_threads:
-        cmd += ["--n-threads", str(n_threads)]
-    if alias:
-        cmd += ["--alias", alias]
-    if verbose:
-        cmd.append("--verbose")
+    options = options or ServerOptions()
+    port = options.port or free_port(options.host)
+    options = replace(options, port=port)
+    cmd = [sys.executable, "-m", "ragsieve.llm.server", str(model), *options.flags()]
+    cmd.append("--exit-with-parent")
     env = dict(os.environ)
-    if api_key:
-        env["RAGSIEVE_SERVER_API_KEY"] = api_key  # not on the command line: `ps` shows that
+    if options.api_key:
+        env["RAGSIEVE_SERVER_API_KEY"] = options.api_key  # not on the command line
     # The log goes to a file, not a pipe: an unread pipe would block the child once it fills.
     # It outlives this function (ServerProcess.stop closes and removes it): no `with`.
     log = tempfile.NamedTemporaryFile(  # noqa: SIM115
         prefix="ragsieve-llm-server-", suffix=".log", delete=False
     )
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
-    server = ServerProcess(proc, host, port, log, api_key)
+    server = ServerProcess(proc, options.host, port, log, options.api_key)
     try:
         _wait_healthy(server, startup_timeout)
     except LLMError as exc:
@@ -183,38 +199,31 @@ def _wait_healthy(server: ServerProcess, timeout: float) -> None:
 
 
 def serve(
-    model_path: str,
-    *,
-    host: str = DEFAULT_HOST,
-    port: int = 8080,
-    n_ctx: int = 4096,
-    n_threads: int | None = None,
-    api_key: str = "",
-    alias: str = "",
-    verbose: bool = False,
-    exit_with_parent: bool = False,
+    model_path: str, options: ServerOptions | None = None, *, exit_with_parent: bool = False
 ) -> None:
-    """Run the server in this process until SIGTERM/SIGINT (the body of the CLI)."""
+    """Run the server with ``options`` (default :class:`ServerOptions`) in this process until
+    SIGTERM/SIGINT (the body of the CLI)."""
     from ragsieve.llm.local import check_gguf, default_threads, prefer_passive_openmp
 
     prefer_passive_openmp()
     import xllamacpp
 
+    options = options or ServerOptions()
     model = check_gguf(model_path)
-    threads = n_threads or default_threads()
+    threads = options.n_threads or default_threads()
     params = xllamacpp.CommonParams()
     params.model.path = str(model)
-    params.n_ctx = n_ctx
+    params.n_ctx = options.n_ctx
     params.n_parallel = 1
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
-    params.hostnames = [host]
-    params.port = port
-    params.verbosity = 3 if verbose else -1
-    if api_key:
-        params.api_keys = [api_key]
-    if alias:
-        params.model_alias = alias
+    params.hostnames = [options.host]
+    params.port = DEFAULT_PORT if options.port is None else options.port
+    params.verbosity = 3 if options.verbose else -1
+    if options.api_key:
+        params.api_keys = [options.api_key]
+    if options.alias:
+        params.model_alias = options.alias
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
@@ -237,8 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("model", nargs="?", default="", help="GGUF path (default: packaged SmolLM2)")
     ap.add_argument("--host", default=DEFAULT_HOST)
-    ap.add_argument("--port", type=int, default=8080)
-    ap.add_argument("--n-ctx", type=int, default=4096)
+    ap.add_argument("--port", type=int, default=DEFAULT_PORT)
+    ap.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX)
     ap.add_argument("--n-threads", type=int, default=None)
     ap.add_argument("--alias", default="", help="model name reported by /v1/models")
     ap.add_argument("--verbose", action="store_true", help="show the llama.cpp log")
@@ -249,8 +258,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         model = args.model or str(smollm2_path())
-        serve(
-            model,
+        options = ServerOptions(
             host=args.host,
             port=args.port,
             n_ctx=args.n_ctx,
@@ -258,8 +266,8 @@ def main(argv: list[str] | None = None) -> int:
             api_key=os.environ.get("RAGSIEVE_SERVER_API_KEY", ""),
             alias=args.alias,
             verbose=args.verbose,
-            exit_with_parent=args.exit_with_parent,
         )
+        serve(model, options, exit_with_parent=args.exit_with_parent)
     except RagsieveError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
