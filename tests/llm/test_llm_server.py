@@ -81,3 +81,13 @@ def test_options_reach_the_child_as_flags_and_the_key_does_not(
     assert cmdline[cmdline.index(b"--alias") + 1] == b"smollm2"
     assert cmdline[cmdline.index(b"--n-ctx") + 1] == b"2048"
     assert llama_server.api_key.encode() not in b"".join(cmdline)
+
+
+def test_the_alias_is_the_one_model_name_the_server_reports(llama_server: ServerProcess) -> None:
+    resp = httpx.get(
+        f"{llama_server.base_url}/models",
+        headers={"Authorization": f"Bearer {llama_server.api_key}"},
+        timeout=60,
+    )
+    assert resp.status_code == 200
+    assert [m["id"] for m in resp.json()["data"]] == ["smollm2"]

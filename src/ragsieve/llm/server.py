@@ -223,7 +223,7 @@ def serve(
     if options.api_key:
         params.api_keys = [options.api_key]
     if options.alias:
-        params.model_alias = options.alias
+        params.model_alias = {options.alias}  # a set of names in xllamacpp, not one string
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
