@@ -106,12 +106,12 @@ def test_train_agent_stops_in_the_grid_search_and_resumes(
     cfg = AgentTrainConfig(qasper=3, msmarco=6, candidates=3, pairs=64, epochs=2)
     cfg.grid = {"iterations": [1, 10], "c": [2.4], "lambda_": [0.0, 1.0]}
     out = tmp_path / "agent"
-    quick = RunOptions(seed=13, time_limit_min=1e-9)
-    stopped = train_agent(out, shared_data, cfg, log=lambda _: None, opts=quick)
+    quick = RunOptions(seed=13, time_limit_min=1e-9, log=lambda _: None)
+    stopped = train_agent(out, shared_data, cfg, opts=quick)
     assert not stopped["training"]["train"]["finished"]
     assert (out / GRID_FILE).is_file() and not (out / "agent.npz").exists()
     logs: list[str] = []
-    meta = train_agent(out, shared_data, cfg, log=logs.append, opts=RunOptions(seed=13))
+    meta = train_agent(out, shared_data, cfg, opts=RunOptions(seed=13, log=logs.append))
     assert any("resuming the grid search at query 2/9" in m for m in logs)
     t = meta["training"]
     assert t["train"]["finished"] and t["queries"] == 9 and t["labelled"] >= 4

@@ -9,7 +9,6 @@ sentence-transformers folder beside the head, which the SAGE chunker then loads.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -38,20 +37,14 @@ def _cfg(**kw: object) -> SegTrainConfig:
     return SegTrainConfig(**{**base, **kw})  # type: ignore[arg-type]
 
 
-RUN = RunOptions(seed=5, threads=2)
-QUIET = lambda _: None  # noqa: E731
+RUN = RunOptions(seed=5, threads=2, log=lambda _: None)
 
 
 def _train_all(
-    out: Path,
-    data: Path,
-    cache: Path,
-    opts: RunOptions = RUN,
-    log: Callable[[str], None] = QUIET,
-    **cfg: object,
+    out: Path, data: Path, cache: Path, opts: RunOptions = RUN, **cfg: object
 ) -> dict[str, Any]:
     """A run on the ``all`` feature set with pair embeddings cached in ``cache``."""
-    return train_segmenter(out, data, _cfg(**cfg), ["all"], log=log, cache_dir=cache, opts=opts)
+    return train_segmenter(out, data, _cfg(**cfg), ["all"], cache_dir=cache, opts=opts)
 
 
 def test_frozen_training_is_seeded_resumable_and_loadable(
@@ -69,7 +62,7 @@ def test_frozen_training_is_seeded_resumable_and_loadable(
     assert not first["finished"] and first["train"]["steps"] == 1
     assert not (out / "head.npz").exists() and list(out.glob("checkpoint-*.pt"))
     logs: list[str] = []
-    second = _train_all(out, shared_data, cache, log=logs.append)
+    second = _train_all(out, shared_data, cache, opts=replace(RUN, log=logs.append))
     assert second["finished"] and any("resuming at step 1/" in m for m in logs)
     assert not list(out.glob("checkpoint-*.pt"))
     a = SegmenterHead.load(tmp_path / "run0")
@@ -87,7 +80,7 @@ def test_frozen_training_is_seeded_resumable_and_loadable(
 def test_finetune_embedder_saves_a_usable_pair(shared_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "ft"
     cfg = _cfg(finetune_embedder=True, finetune_pairs=96)
-    info = train_segmenter(out, shared_data, cfg, log=QUIET, opts=RUN)
+    info = train_segmenter(out, shared_data, cfg, opts=RUN)
     assert (out / "embedder").is_dir() and (out / "head.npz").is_file()
     assert info["train_pairs"] == 96 and info["train"]["steps"] == 3
     assert "all, fine-tuned embedder" in info["table_x"]
@@ -98,9 +91,9 @@ def test_finetune_embedder_saves_a_usable_pair(shared_data: Path, tmp_path: Path
     assert scores.shape == (4,) and np.all((scores >= 0) & (scores <= 1))
     # Stopped after one step and resumed: the same head as the uninterrupted run.
     split = tmp_path / "split"
-    first = train_segmenter(split, shared_data, cfg, log=QUIET, opts=replace(RUN, stop_after=1))
+    first = train_segmenter(split, shared_data, cfg, opts=replace(RUN, stop_after=1))
     assert not first["finished"] and not (split / "head.npz").exists()
-    assert train_segmenter(split, shared_data, cfg, log=QUIET, opts=RUN)["finished"]
+    assert train_segmenter(split, shared_data, cfg, opts=RUN)["finished"]
     for wa, wb in zip(head.weights, SegmenterHead.load(split).weights, strict=True):
         np.testing.assert_array_equal(wa, wb)
 

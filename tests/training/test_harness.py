@@ -158,6 +158,11 @@ def test_run_record_hashes_every_data_file(shared_data: Path) -> None:
     assert record["torch"] == torch.__version__
     card = card_section(record)
     assert hashes[rel] in card and "stopped early" in card and "`ragsieve train-x`" in card
+    # the command a trainer's options carry, else this process's
+    assert run_record(RunOptions(command="ragsieve train-y"), stats, hashes)["command"] == (
+        "ragsieve train-y"
+    )
+    assert run_record(RunOptions(), stats, hashes)["command"].startswith("ragsieve ")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

@@ -406,24 +406,20 @@ def data_files(cfg: AgentTrainConfig) -> list[str]:
 
 
 def train_agent(
-    out: Path,
-    data_dir: Path,
-    cfg: AgentTrainConfig | None = None,
-    log: Callable[[str], None] = print,
-    command: str | None = None,
-    opts: RunOptions = DEFAULT_RUN,
+    out: Path, data_dir: Path, cfg: AgentTrainConfig | None = None, opts: RunOptions = DEFAULT_RUN
 ) -> dict[str, Any]:
     """Grid-search labels, train (or resume from ``out``), and write ``agent.npz``,
     ``agent.json`` and ``MODEL_CARD.md`` into ``out``. A run stopped by ``opts``' time limit
     writes nothing but its checkpoint (``meta["training"]["train"]["finished"]`` is False)."""
     cfg = cfg or AgentTrainConfig()
+    log = opts.log
     hashes = data_hashes(data_dir, data_files(cfg))
     t0 = time.perf_counter()
     deadline = t0 + 60 * opts.time_limit_min if opts.time_limit_min is not None else None
     built = build_dataset(data_dir, cfg, log, opts.seed, out, deadline)
     if built is None:
         stats = {"steps": 0, "scheduled_steps": None, "finished": False, "seconds": 0.0}
-        return {"training": {"config": asdict(cfg), **run_record(opts, stats, hashes, command)}}
+        return {"training": {"config": asdict(cfg), **run_record(opts, stats, hashes)}}
     x, y, p, info = built
     log(f"labels: {info['label_counts']} ({info['dropped_no_preference']} dropped)")
     if deadline is not None:  # what is left of the limit is the network's
@@ -433,7 +429,7 @@ def train_agent(
     model = AgentModel(weights, {})
     probs, _ = model.predict(x)
     train_acc = float(np.mean(np.argmax(probs, axis=1) == y))
-    record = run_record(opts, stats, hashes, command)
+    record = run_record(opts, stats, hashes)
     meta = {
         "scorers": list(SCORERS),
         "params": list(PARAMS),

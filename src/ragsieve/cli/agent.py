@@ -34,7 +34,7 @@ def train_agent_cmd(
     require_extra("train", "ragsieve train-agent")
     opts = train_cli.run_options(seed, device, time_limit, threads)
     cfg = AgentTrainConfig(qasper=qasper, msmarco=msmarco, epochs=epochs, pairs=pairs)
-    meta = train_agent(out, find_data_dir(data_dir), cfg, log=train_cli.log, opts=opts)
+    meta = train_agent(out, find_data_dir(data_dir), cfg, opts)
     t = meta["training"]
     line = (
         f"trained on {t['labelled']} labelled queries ({t['label_counts']}), "

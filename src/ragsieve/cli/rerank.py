@@ -55,7 +55,7 @@ def train_reranker(
     cfg = TrainConfig(
         qasper_groups=qasper_groups, msmarco_groups=msmarco_groups, max_length=max_length
     )
-    info = train(out, find_data_dir(data_dir), cfg, log=train_cli.log, opts=opts)
+    info = train(out, find_data_dir(data_dir), cfg, opts)
     done = info["train"]
     state = "trained" if done["finished"] else train_cli.STOPPED
     line = f"{state} in {done['seconds']:.0f}s on {info['pairs']} pairs -> {out}"

@@ -147,13 +147,7 @@ def train_segmenter_cmd(
         protocol=protocol,
     )
     info = train_segmenter(
-        out,
-        find_data_dir(data_dir),
-        cfg,
-        feature_sets=sets,
-        log=train_cli.log,
-        cache_dir=cache,
-        opts=opts,
+        out, find_data_dir(data_dir), cfg, feature_sets=sets, cache_dir=cache, opts=opts
     )
     if as_json:
         sys.stdout.write(json.dumps(info, indent=2) + "\n")

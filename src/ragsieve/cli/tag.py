@@ -61,7 +61,7 @@ def train_tagger(
     opts = train_cli.run_options(seed, device, time_limit, threads)
     sizes = replace(SourceSizes(), **dict.fromkeys(names, 0))
     cfg = TaggerTrainConfig(epochs=epochs, leave_out=names, sizes=sizes, teacher=teacher)
-    info = train(out, find_data_dir(data_dir), cfg, log=train_cli.log, opts=opts)
+    info = train(out, find_data_dir(data_dir), cfg, opts)
     done = info["train"]
     state = "done" if done["finished"] else train_cli.STOPPED
     line = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -45,13 +46,13 @@ def run_options(
     threads: int,
     stop_after: int | None = None,
 ) -> RunOptions:
-    """:class:`RunOptions` from the shared options; a one-line error for a device torch
-    cannot use, raised now rather than after minutes of data building."""
+    """:class:`RunOptions` from the shared options, progress to :func:`log`; a one-line error
+    for a device torch cannot use, raised now rather than after minutes of data building."""
     opts = RunOptions(
         seed=seed, device=device, threads=threads, time_limit_min=time_limit, stop_after=stop_after
     )
     torch_device(opts.device)
-    return opts
+    return replace(opts, log=log)
 
 
 def log(msg: str) -> None:

@@ -1,7 +1,8 @@
 """One way to open an onnxruntime CPU session, shared by every ONNX model of the package (the
 int8 MiniLM embedder and linker, the cross-encoder, the tagger): same threads, quiet logs, and
-a one-line error when the model does not load; and one way to run many single-input feeds
-two at a time (:func:`run_each`)."""
+a one-line error when the model does not load; one way to hold a trained model's folder and
+open its session on first use (:class:`OnnxModelFolder`); and one way to run many
+single-input feeds two at a time (:func:`run_each`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ragsieve.errors import ConfigError
 
@@ -36,6 +37,58 @@ def cpu_session(model: Path | bytes, threads: int | None, what: str) -> Any:
     except Exception as e:
         where = "" if isinstance(model, bytes) else f" {model}"
         raise ConfigError(f"cannot load {what}{where}: {str(e).splitlines()[0]}") from e
+
+
+#: A trained model folder's graph per variant: int8 (shipped) or fp32 (a training output).
+MODEL_FILES = {"int8": "model.onnx", "fp32": "model_fp32.onnx"}
+
+
+class OnnxModelFolder:
+    """A trained ONNX model's folder (``model.onnx`` or ``model_fp32.onnx`` by ``variant``,
+    beside ``tokenizer.json``), whose session opens on first use, once, under a lock.
+
+    A subclass names the model in errors (:attr:`what`) and the command that makes such a
+    folder (:attr:`trainer`), and opens its session in :meth:`_open` (with :func:`cpu_session`
+    on :attr:`threads`), reading whatever else it needs there; :meth:`_load` publishes the
+    session only when that is done, so a thread that sees it sees the rest. ``default_dir``
+    is the packaged model's folder."""
+
+    what: ClassVar[str]
+    trainer: ClassVar[str]
+
+    def __init__(
+        self, model_dir: str | Path | None, variant: str, threads: int | None, default_dir: Path
+    ) -> None:
+        if variant not in MODEL_FILES:
+            raise ConfigError(f"unknown {self.what} variant {variant!r}: use int8 or fp32")
+        self.model_dir = Path(model_dir) if model_dir is not None else default_dir
+        self.variant = variant
+        self.threads = threads
+        self._lock = threading.Lock()
+        self._session: Any = None
+
+    @property
+    def model_path(self) -> Path:
+        return self.model_dir / MODEL_FILES[self.variant]
+
+    def _open(self, model: Path, tokenizer: Path) -> Any:
+        """The session on ``model`` (both files exist), with what else the model needs."""
+        raise NotImplementedError
+
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            model, tok = self.model_path, self.model_dir / "tokenizer.json"
+            for path in (model, tok):
+                if not path.is_file():
+                    raise ConfigError(
+                        f"{self.what} file {path} is missing: reinstall ragsieve or train one "
+                        f"with `ragsieve {self.trainer} --out DIR`"
+                    )
+            self._session = self._open(model, tok)
 
 
 #: Feeds :func:`run_each` keeps in flight at once: two (three or four were no faster on 2

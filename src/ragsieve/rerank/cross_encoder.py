@@ -16,7 +16,6 @@ thread-safe for inference).
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -24,11 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from ragsieve.embed.onnx import cpu_session, run_each
-from ragsieve.errors import ConfigError
+from ragsieve.embed.onnx import MODEL_FILES as MODEL_FILES  # the folder's files, by variant
+from ragsieve.embed.onnx import OnnxModelFolder, cpu_session, run_each
 from ragsieve.numeric import sigmoid as logistic
 
-MODEL_FILES = {"int8": "model.onnx", "fp32": "model_fp32.onnx"}
 DEFAULT_MAX_LENGTH = 128
 #: Pairs per model run. One: the int8 model quantises its activations per run, so in a padded
 #: batch a pair's logit moved with its batch-mates and a pool's top three lost their order.
@@ -68,12 +66,15 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
     return logistic(x).astype(np.float32)
 
 
-class OnnxCrossEncoder:
+class OnnxCrossEncoder(OnnxModelFolder):
     """Cross-encoder reranker running an ONNX model with onnxruntime on CPU.
 
     ``variant`` picks ``model.onnx`` (int8, shipped) or ``model_fp32.onnx`` (only in a training
     output folder); ``model_dir`` defaults to the packaged model.
     """
+
+    what = "cross-encoder"
+    trainer = "train-reranker"
 
     def __init__(
         self,
@@ -83,21 +84,11 @@ class OnnxCrossEncoder:
         max_length: int | None = None,
         threads: int | None = None,
     ) -> None:
-        if variant not in MODEL_FILES:
-            raise ConfigError(f"unknown cross-encoder variant {variant!r}: use int8 or fp32")
-        self.model_dir = Path(model_dir) if model_dir is not None else shipped_model_dir()
-        self.variant = variant
+        super().__init__(model_dir, variant, threads, shipped_model_dir())
         self.name = "cross-encoder" if variant == "int8" else f"cross-encoder-{variant}"
         self.batch_size = batch_size
         self._max_length = max_length
-        self.threads = threads
-        self._lock = threading.Lock()
-        self._session: Any = None
         self._tokenizer: Any = None
-
-    @property
-    def model_path(self) -> Path:
-        return self.model_dir / MODEL_FILES[self.variant]
 
     def _config(self) -> dict[str, Any]:
         path = self.model_dir / CONFIG_FILE
@@ -105,28 +96,13 @@ class OnnxCrossEncoder:
             return {}
         return json.loads(path.read_text(encoding="utf-8"))
 
-    def _load(self) -> None:
-        if self._session is not None:
-            return
-        with self._lock:
-            if self._session is not None:
-                return
-
-            model, tok = self.model_path, self.model_dir / "tokenizer.json"
-            for path in (model, tok):
-                if not path.is_file():
-                    raise ConfigError(
-                        f"cross-encoder file {path} is missing: reinstall ragsieve or train one "
-                        "with `ragsieve train-reranker --out DIR`"
-                    )
-            max_length = self._max_length or int(
-                self._config().get("max_length", DEFAULT_MAX_LENGTH)
-            )
-            self.max_length = max_length
-            session = cpu_session(model, self.threads, "cross-encoder")
-            self._inputs = {i.name for i in session.get_inputs()}
-            self._tokenizer = load_tokenizer(tok, max_length)
-            self._session = session
+    def _open(self, model: Path, tokenizer: Path) -> Any:
+        max_length = self._max_length or int(self._config().get("max_length", DEFAULT_MAX_LENGTH))
+        self.max_length = max_length
+        session = cpu_session(model, self.threads, self.what)
+        self._inputs = {i.name for i in session.get_inputs()}
+        self._tokenizer = load_tokenizer(tokenizer, max_length)
+        return session
 
     def logits_pairs(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         """Raw relevance logits for ``(query, passage)`` pairs, in input order."""

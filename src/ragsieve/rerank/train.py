@@ -397,16 +397,12 @@ embeddings and the lowest {cfg["freeze_layers"]} layers frozen.
 
 
 def train(
-    out_dir: Path,
-    data_dir: Path,
-    cfg: TrainConfig | None = None,
-    log: Callable[[str], None] = print,
-    command: str | None = None,
-    opts: RunOptions = DEFAULT_RUN,
+    out_dir: Path, data_dir: Path, cfg: TrainConfig | None = None, opts: RunOptions = DEFAULT_RUN
 ) -> dict[str, Any]:
     """The whole recipe: build data, train (or resume from ``out_dir``), export fp32 + int8
     ONNX and the model card."""
     cfg = cfg or TrainConfig()
+    log = opts.log
     require_onnx("train-reranker")  # first: a missing exporter must not cost a 30-minute run
     hashes = data_hashes(data_dir, TRAIN_FILES)
     groups = build_training_groups(data_dir, cfg, opts.seed, log)
@@ -420,6 +416,6 @@ def train(
         "config": asdict(cfg),
         "groups": by_src,
         "pairs": stats["pairs"],
-        **run_record(opts, stats, hashes, command),
+        **run_record(opts, stats, hashes),
     }
     return write_artifacts(model, out_dir, cfg, base, info, log=log)

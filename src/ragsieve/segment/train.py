@@ -59,8 +59,14 @@ from ragsieve.segment.pairs import (
 from ragsieve.training import Loop, RunOptions, begin, card_section, data_hashes, run_record
 from ragsieve.training.loop import Tracking
 
+
+def _to_stderr(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
 #: How the shipped head was run (seed, threads); ``--device``/``--time-limit`` change neither.
-DEFAULT_RUN = RunOptions(seed=13, threads=2)
+#: Progress goes to stderr.
+DEFAULT_RUN = RunOptions(seed=13, threads=2, log=_to_stderr)
 
 
 @dataclass
@@ -221,8 +227,6 @@ def train_segmenter(
     data_dir: Path,
     cfg: SegTrainConfig | None = None,
     feature_sets: list[str] | None = None,
-    command: str | None = None,
-    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
     cache_dir: Path | None = None,
     opts: RunOptions = DEFAULT_RUN,
 ) -> dict[str, Any]:
@@ -232,6 +236,7 @@ def train_segmenter(
     its checkpoint, nothing is shipped, ``info["finished"]`` is False and the same call resumes
     (heads already finished are refitted: seconds each, and seeded)."""
     cfg = cfg or SegTrainConfig()
+    log = opts.log
     sets = feature_sets or list(FEATURE_SETS)
     if cfg.protocol not in PROTOCOLS:
         raise ConfigError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {cfg.protocol!r}")
@@ -250,7 +255,7 @@ def train_segmenter(
         f"validation {len(val.labels)} ({np.mean(val.labels):.2f})"
     )
     if cfg.finetune_embedder:
-        return _train_finetuned(out, cfg, opts, train, val, loose, hashes, command, log, t0)
+        return _train_finetuned(out, cfg, opts, train, val, loose, hashes, t0)
     tv = embed_sentences(train.sentences, log, cache_dir)
     vv = embed_sentences(val.sentences, log, cache_dir)
     embed_s = time.perf_counter() - t0
@@ -285,7 +290,7 @@ def train_segmenter(
         "table_x": table,
         "embed_seconds": round(embed_s, 1),
         "seconds": round(time.perf_counter() - t0, 1),
-        **run_record(opts, stats, hashes, command),
+        **run_record(opts, stats, hashes),
     }
     out.mkdir(parents=True, exist_ok=True)
     if shipped is not None:
@@ -396,13 +401,12 @@ def _train_finetuned(
     val: PairSet,
     loose: list[tuple[str, str, int]],
     hashes: dict[str, str],
-    command: str | None,
-    log: Callable[[str], None],
     t0: float,
 ) -> dict[str, Any]:
     """``--finetune-embedder``: MiniLM and the all-features head trained together."""
     from ragsieve.segment import finetune as ft
 
+    log = opts.log
     fcfg = ft.FinetuneConfig(pairs=cfg.finetune_pairs, epochs=1, hidden=cfg.hidden)
     model, head, stats = ft.finetune(train, fcfg, out, _left(opts, t0), log)
     name = "all, fine-tuned embedder"
@@ -427,7 +431,7 @@ def _train_finetuned(
         "val_same_paragraph_share": round(float(np.mean(val.labels)), 4),
         "table_x": table,
         "seconds": round(time.perf_counter() - t0, 1),
-        **run_record(opts, stats, hashes, command),
+        **run_record(opts, stats, hashes),
     }
     if stats["finished"]:
         trained = {k: info[k] for k in ("train_pairs", "seconds")}

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -26,8 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsieve.embed.onnx import cpu_session, run_each
-from ragsieve.errors import ConfigError
+from ragsieve.embed.onnx import MODEL_FILES, OnnxModelFolder, cpu_session, run_each
 from ragsieve.numeric import sigmoid
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
 from ragsieve.tag.span import SPAN_OUTPUT, SentenceSpan, SpanTagged, best_spans, char_span
@@ -35,7 +33,6 @@ from ragsieve.tag.stack import Stacker, load_stacker
 from ragsieve.tag.verdict import Passage, Tagged
 from ragsieve.text import has_words
 
-MODEL_FILES = {"int8": "model.onnx", "fp32": "model_fp32.onnx"}
 CONFIG_FILE = "tagger_config.json"
 DEFAULT_MAX_LENGTH = 256
 DEFAULT_THRESHOLD = 0.1
@@ -69,7 +66,7 @@ def is_heading(sentence: str) -> bool:
 DEFAULT_BATCH_SIZE = 1
 
 
-class OnnxTagger:
+class OnnxTagger(OnnxModelFolder):
     """Evidence tagger on onnxruntime (CPU). ``model_dir`` defaults to the packaged model;
     ``variant`` picks ``model.onnx`` (int8) or ``model_fp32.onnx`` (a training folder);
     ``batch_size`` is windows per model run (:data:`DEFAULT_BATCH_SIZE`); ``pooled`` also
@@ -77,6 +74,8 @@ class OnnxTagger:
     ``ragsieve.tag.fit.head``."""
 
     name = "tagger"
+    what = "tagger"
+    trainer = "train-tagger"
 
     def __init__(
         self,
@@ -86,17 +85,11 @@ class OnnxTagger:
         threads: int | None = None,
         pooled: bool = False,
     ) -> None:
-        if variant not in MODEL_FILES:
-            raise ConfigError(f"unknown tagger variant {variant!r}: use int8 or fp32")
-        self.model_dir = Path(model_dir) if model_dir is not None else shipped_model_dir()
-        self.variant = variant
+        super().__init__(model_dir, variant, threads, shipped_model_dir())
         self.batch_size = batch_size
-        self.threads = threads
         self.pooled = pooled
         self._outputs: list[str] = []
         self._pooled_name = ""
-        self._lock = threading.Lock()
-        self._session: Any = None
         self._encoder: PassageEncoder | None = None
         self._stacker: Stacker | None = None
         self.config: dict[str, Any] = {}
@@ -122,39 +115,26 @@ class OnnxTagger:
         self._load()
         return self._stacker
 
-    def _load(self) -> None:
-        if self._session is not None:
-            return
-        with self._lock:
-            if self._session is not None:
-                return
-            model = self.model_dir / MODEL_FILES[self.variant]
-            tok = self.model_dir / "tokenizer.json"
-            for path in (model, tok):
-                if not path.is_file():
-                    raise ConfigError(
-                        f"tagger file {path} is missing: reinstall ragsieve or train one with "
-                        "`ragsieve train-tagger --out DIR`"
-                    )
-            conf = self.model_dir / CONFIG_FILE
-            self.config = json.loads(conf.read_text("utf-8")) if conf.is_file() else {}
-            outputs = ["token_logits", "passage_logit"]
-            if self.pooled:
-                from ragsieve.tag.graph import with_pooled_output
+    def _open(self, model: Path, tokenizer: Path) -> Any:
+        conf = self.model_dir / CONFIG_FILE
+        self.config = json.loads(conf.read_text("utf-8")) if conf.is_file() else {}
+        outputs = ["token_logits", "passage_logit"]
+        if self.pooled:
+            from ragsieve.tag.graph import with_pooled_output
 
-                graph, name = with_pooled_output(model)
-                session = cpu_session(graph, self.threads, "tagger")
-                outputs.append(name)
-                self._pooled_name = name
-            else:
-                session = cpu_session(model, self.threads, "tagger")
-            if any(o.name == SPAN_OUTPUT for o in session.get_outputs()):
-                outputs.append(SPAN_OUTPUT)
-            self._outputs = outputs
-            max_length = int(self.config.get("max_length", DEFAULT_MAX_LENGTH))
-            self._encoder = PassageEncoder(load_tokenizer(tok), max_length)
-            self._stacker = load_stacker(self.model_dir)
-            self._session = session
+            graph, name = with_pooled_output(model)
+            session = cpu_session(graph, self.threads, self.what)
+            outputs.append(name)
+            self._pooled_name = name
+        else:
+            session = cpu_session(model, self.threads, self.what)
+        if any(o.name == SPAN_OUTPUT for o in session.get_outputs()):
+            outputs.append(SPAN_OUTPUT)
+        self._outputs = outputs
+        max_length = int(self.config.get("max_length", DEFAULT_MAX_LENGTH))
+        self._encoder = PassageEncoder(load_tokenizer(tokenizer), max_length)
+        self._stacker = load_stacker(self.model_dir)
+        return session
 
     @property
     def has_span(self) -> bool:

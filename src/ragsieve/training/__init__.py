@@ -3,7 +3,9 @@
 Each trainer keeps its recipe (data, model, loss) and gets from here what every run needs:
 
 * :class:`RunOptions` (``run.py``): seed, ``device`` (``cpu`` default, ``cuda``), threads,
-  ``time_limit_min``, ``stop_after``, ``checkpoint_every``; :func:`begin` checks the device,
+  ``time_limit_min``, ``stop_after``, ``checkpoint_every``, ``log`` (progress lines) and
+  ``command`` (for the card), so that a trainer's entry takes ``(out, data_dir, cfg=None,
+  opts=DEFAULT_RUN)`` and nothing else about the run; :func:`begin` checks the device,
   sets the threads and seeds Python, numpy and torch (:func:`seed_everything`);
   :func:`torch_device` gives a one-line error when CUDA is asked for and unavailable.
 * :class:`Loop` (``loop.py``): ``Loop(out_dir, model, optimizer, n_steps, opts, config, log,

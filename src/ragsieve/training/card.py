@@ -42,7 +42,8 @@ def run_record(
     command: str | None = None,
 ) -> dict[str, Any]:
     """The run's facts: seed, device (with the GPU's name), threads, torch version, the loop's
-    stats, data hashes and the command."""
+    stats, data hashes and the command (``command``, else ``opts.command``, else this
+    process's)."""
     import torch
 
     device = opts.device
@@ -55,7 +56,7 @@ def run_record(
         "torch": torch.__version__,
         "train": stats,
         "data_sha256": hashes,
-        "command": command or command_line(),
+        "command": command or opts.command or command_line(),
     }
 
 

@@ -1,4 +1,5 @@
-"""How a training run executes, apart from what it learns: seed, device, threads, time limit.
+"""How a training run executes, apart from what it learns: seed, device, threads, time limit,
+where progress goes and the command its model card records.
 
 Every trainer takes a :class:`RunOptions` beside its recipe config, so that ``--seed``,
 ``--device``, ``--time-limit`` and ``--threads`` mean the same for every ``train-*`` command.
@@ -7,7 +8,8 @@ Every trainer takes a :class:`RunOptions` beside its recipe config, so that ``--
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,7 +23,9 @@ DEVICES = ("cpu", "cuda")
 class RunOptions:
     """``seed`` drives data sampling, initialisation and batch order; ``time_limit_min`` and
     ``stop_after`` (a step count, the schedule unchanged) stop a run early with a checkpoint
-    that a rerun resumes from; ``checkpoint_every`` steps a checkpoint is also written."""
+    that a rerun resumes from; ``checkpoint_every`` steps a checkpoint is also written.
+    ``log`` takes the progress lines; ``command`` is the command line the model card records
+    (``None``: this process's, :func:`~ragsieve.training.card.command_line`)."""
 
     seed: int = 13
     device: str = "cpu"
@@ -29,6 +33,8 @@ class RunOptions:
     time_limit_min: float | None = None
     stop_after: int | None = None
     checkpoint_every: int = 100
+    log: Callable[[str], None] = field(default=print, compare=False, repr=False)
+    command: str | None = None
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES:

@@ -264,14 +264,16 @@ def test_a_time_limited_run_resumes_through_the_harness_and_exports(
         sizes=TINY, batch_size=4, max_length=128, hotpot_repeat=1, dev_per_source=3
     )
     out = tmp_path / "tagger"
-    limited = RunOptions(seed=13, threads=2, time_limit_min=1e-4, checkpoint_every=1)
-    stopped = train(out, shared_data, cfg, log=lambda m: None, opts=limited)
+    limited = RunOptions(
+        seed=13, threads=2, time_limit_min=1e-4, checkpoint_every=1, log=lambda m: None
+    )
+    stopped = train(out, shared_data, cfg, opts=limited)
     assert not stopped["train"]["finished"] and (out / CHECKPOINT).is_file()
     assert "stopped early" in (out / "MODEL_CARD.md").read_text("utf-8")
     done = stopped["train"]["steps"]
 
     logs: list[str] = []
-    info = train(out, shared_data, cfg, log=logs.append, opts=RunOptions(seed=13, threads=2))
+    info = train(out, shared_data, cfg, opts=RunOptions(seed=13, threads=2, log=logs.append))
     assert any(f"resuming at step {done}/" in m for m in logs)
     assert info["train"]["finished"] and not (out / CHECKPOINT).exists()
     assert info["train"]["steps"] == info["train"]["scheduled_steps"] > done

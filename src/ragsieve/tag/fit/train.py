@@ -37,7 +37,14 @@ from ragsieve.tag.fit.data import (
     save_examples,
 )
 from ragsieve.tag.fit.net import export_model, load_weights, save_weights
-from ragsieve.tag.fit.recipe import DEFAULT_RUN, TaggerTrainConfig, mix, split_config, train_net
+from ragsieve.tag.fit.recipe import (
+    DEFAULT_RUN,
+    RUN_FIELDS,
+    TaggerTrainConfig,
+    mix,
+    split_config,
+    train_net,
+)
 from ragsieve.training import RunOptions, data_hashes, require_onnx, run_record, torch_device
 
 
@@ -84,22 +91,18 @@ def fit(
 
 
 def train(
-    out_dir: Path,
-    data_dir: Path,
-    cfg: TaggerTrainConfig | None = None,
-    log: Callable[[str], None] = print,
-    command: str | None = None,
-    opts: RunOptions = DEFAULT_RUN,
+    out: Path, data_dir: Path, cfg: TaggerTrainConfig | None = None, opts: RunOptions = DEFAULT_RUN
 ) -> dict[str, Any]:
     """Build the data, train (or resume), export fp32 + int8 ONNX, score the dev split and
     write the config and the model card."""
     cfg = cfg or TaggerTrainConfig()
+    log = opts.log
     require_onnx("train-tagger")  # first: a missing exporter must not cost a 30-minute run
     torch_device(opts.device)
     train_ex, dev, hashes = prepare(data_dir, cfg, log, opts)
-    net, stats = fit(train_ex, cfg, out_dir, log, opts)
+    net, stats = fit(train_ex, cfg, out, log, opts)
     examples = stats.pop("examples")
-    return export(net, out_dir, dev, cfg, run_record(opts, stats, hashes, command), examples, log)
+    return export(net, out, dev, cfg, run_record(opts, stats, hashes), examples, log)
 
 
 def export(
@@ -241,7 +244,7 @@ def main(argv: list[str] | None = None) -> None:
         save_weights(net, args.out)
         record = run_record(opts, stats, {})
         stats.update(device=record["device"], torch=record["torch"])
-        stats["config"] = {**asdict(cfg), **asdict(opts)}
+        stats["config"] = {**asdict(cfg), **{k: getattr(opts, k) for k in RUN_FIELDS}}
         (args.out / "fit.json").write_text(json.dumps(stats, indent=2) + "\n", "utf-8")
     else:
         meta = json.loads(args.examples.with_suffix(".json").read_text("utf-8"))
