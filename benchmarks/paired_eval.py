@@ -2,6 +2,7 @@
 records that ``ragsieve eval --out DIR`` writes (``per_question.jsonl``).
 
     .venv/bin/python -m benchmarks paired_eval DIR [DIR ...] --base naive
+    .venv/bin/python -m benchmarks paired_eval AFTER --before BEFORE   # a change, per method
 
 Questions are matched by id across the folders (one baseline run can serve several), and a
 metric that says nothing for a question (answer recall of a yes/no question) is left out of
@@ -31,6 +32,11 @@ def main() -> None:
     ap.add_argument("dirs", nargs="+", type=Path)
     ap.add_argument("--base", default="naive")
     ap.add_argument(
+        "--before",
+        type=Path,
+        help="pair each method with itself in this folder (a change's before), not with --base",
+    )
+    ap.add_argument(
         "--metrics",
         default=",".join(METRICS),
         help="comma-separated per-question fields, e.g. f1,em,prompt_tokens for an LLM run",
@@ -38,9 +44,13 @@ def main() -> None:
     args = ap.parse_args()
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     rows = load(args.dirs)
-    base = rows[args.base]
-    head = ["method", *(f"{m} (x base; diff [95% CI])" for m in metrics)]
-    print("\n".join(md_table(head, (row(per, base, metrics, m) for m, per in rows.items()))))
+    before = load([args.before]) if args.before else None
+    word = "before" if before else "base"
+    head = ["method", *(f"{m} (x {word}; diff [95% CI])" for m in metrics)]
+    body = (
+        row(per, before[m] if before else rows[args.base], metrics, m) for m, per in rows.items()
+    )
+    print("\n".join(md_table(head, body)))
 
 
 def row(per: dict[str, dict], base: dict[str, dict], metrics: list[str], method: str) -> list[str]:
