@@ -71,7 +71,7 @@ def smollm2() -> Iterator[Any]:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from ragsieve.errors import ConfigError
     from ragsieve.llm import get_llm
-    from ragsieve.llm.local import smollm2_path
+    from ragsieve.llm.gguf import smollm2_path
 
     try:
         smollm2_path()

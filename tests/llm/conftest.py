@@ -12,7 +12,8 @@ import pytest
 
 from ragsieve.errors import ConfigError
 from ragsieve.llm import get_llm
-from ragsieve.llm.local import LlamaCppLLM, smollm2_path
+from ragsieve.llm.gguf import smollm2_path
+from ragsieve.llm.local import LlamaCppLLM
 from ragsieve.llm.server import ServerOptions, ServerProcess, start_server
 
 # Sleep, not spin, at llama.cpp's OpenMP barriers (see ragsieve.llm.local.prefer_passive_openmp);

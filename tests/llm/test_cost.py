@@ -19,7 +19,8 @@ from ragsieve.llm.cost import (
     is_local_llm,
     llm_cost,
 )
-from ragsieve.llm.local import SPLIT_MODELS, LlamaCppLLM
+from ragsieve.llm.gguf import SPLIT_MODELS
+from ragsieve.llm.local import LlamaCppLLM
 from ragsieve.llm.openai_compat import OpenAICompatLLM
 
 pytestmark = pytest.mark.integration

@@ -13,14 +13,8 @@ import pytest
 
 from ragsieve.errors import ConfigError, LLMError, LLMNotInstalledError
 from ragsieve.llm import get_llm, register_llm
-from ragsieve.llm.local import (
-    SPLIT_MODELS,
-    LlamaCppLLM,
-    SplitGGUF,
-    check_gguf,
-    join_parts,
-    smollm2_path,
-)
+from ragsieve.llm.gguf import SPLIT_MODELS, SplitGGUF, check_gguf, join_parts, smollm2_path
+from ragsieve.llm.local import LlamaCppLLM
 from ragsieve.llm.openai_compat import OpenAICompatLLM
 
 

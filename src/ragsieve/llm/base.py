@@ -94,13 +94,15 @@ def _build(spec: str, kwargs: dict[str, Any]) -> LLM:
     if spec in _NAMED:
         return _NAMED[spec](**kwargs)
     if spec == "local":
-        from ragsieve.llm.local import LlamaCppLLM, smollm2_path
+        from ragsieve.llm.gguf import smollm2_path
+        from ragsieve.llm.local import LlamaCppLLM
 
         kwargs.setdefault("name", "local")
         kwargs.setdefault("span_first", True)  # measured weaker than the span: docs/llm.md
         return LlamaCppLLM(smollm2_path(), **kwargs)
     if spec.startswith("local:"):
-        from ragsieve.llm.local import LlamaCppLLM, check_gguf
+        from ragsieve.llm.gguf import check_gguf
+        from ragsieve.llm.local import LlamaCppLLM
 
         path = spec[len("local:") :].strip()
         if not path:
@@ -113,7 +115,8 @@ def _build(spec: str, kwargs: dict[str, Any]) -> LLM:
 
         kwargs.setdefault("name", spec)
         return OpenAICompatLLM(model, base_url, **kwargs)
-    from ragsieve.llm.local import SPLIT_MODELS, LlamaCppLLM  # no llama.cpp until a model loads
+    from ragsieve.llm.gguf import SPLIT_MODELS
+    from ragsieve.llm.local import LlamaCppLLM  # no llama.cpp until a model loads
 
     if spec in SPLIT_MODELS:  # qwen-0.5b, qwen-1.5b: opt-in models joined from part wheels
         split = SPLIT_MODELS[spec]

@@ -150,7 +150,7 @@ def start_server(
 
     Raises LLMError with the tail of the child's log if it exits or never becomes healthy.
     """
-    from ragsieve.llm.local import check_gguf
+    from ragsieve.llm.gguf import check_gguf
 
     model = check_gguf(model_path)
     options = options or ServerOptions()
@@ -203,7 +203,8 @@ def serve(
 ) -> None:
     """Run the server with ``options`` (default :class:`ServerOptions`) in this process until
     SIGTERM/SIGINT (the body of the CLI)."""
-    from ragsieve.llm.local import check_gguf, default_threads, prefer_passive_openmp
+    from ragsieve.llm.gguf import check_gguf
+    from ragsieve.llm.local import default_threads, prefer_passive_openmp
 
     prefer_passive_openmp()
     import xllamacpp
@@ -254,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exit-with-parent", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     from ragsieve.errors import RagsieveError
-    from ragsieve.llm.local import smollm2_path
+    from ragsieve.llm.gguf import smollm2_path
 
     try:
         model = args.model or str(smollm2_path())
