@@ -44,6 +44,42 @@ def test_docx_paragraphs_headings_and_tables_in_order(tmp_path: Path) -> None:
     assert docs[0].title == "Bees"
 
 
+def test_docx_house_heading_styles_and_outline_levels_are_headings(tmp_path: Path) -> None:
+    """A custom style based on Heading 2, and an outline level set on a plain paragraph or on
+    a custom style, are headings as Word's navigation pane shows them; outline level 9 and
+    plain body text are not."""
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    def outline(ppr_owner: object, level: int) -> None:
+        lvl = OxmlElement("w:outlineLvl")
+        lvl.set(qn("w:val"), str(level))
+        ppr_owner.get_or_add_pPr().append(lvl)  # type: ignore[attr-defined]
+
+    d = docx.Document()
+    chapter = d.styles.add_style("Chapter", WD_STYLE_TYPE.PARAGRAPH)
+    chapter.base_style = d.styles["Heading 2"]
+    part = d.styles.add_style("Part", WD_STYLE_TYPE.PARAGRAPH)
+    outline(part.element, 0)
+    d.add_paragraph("Installing the hive", style="Part")
+    d.add_paragraph("Frames go in first, then the queen cage.")
+    d.add_paragraph("Feeding", style="Chapter")
+    d.add_paragraph("Sugar syrup is one part sugar to one part water.")
+    outline(d.add_paragraph("Winter care")._p, 2)
+    d.add_paragraph("Wrap the hive when nights fall below freezing.")
+    outline(d.add_paragraph("Body text at level nine")._p, 9)
+    d.save(str(tmp_path / "house.docx"))
+    text = read_rich(tmp_path / "house.docx").text
+    assert "# Installing the hive" in text and "## Feeding" in text
+    assert "### Winter care" in text and "# Body text" not in text
+    assert locate(text, text.index("Frames go in")) == "Installing the hive"
+    assert locate(text, text.index("Sugar syrup")) == "Feeding"
+    assert locate(text, text.index("Wrap the hive")) == "Winter care"
+    assert locate(text, text.index("Body text")) == "Winter care"
+
+
 def test_a_scan_is_one_warning_in_a_folder_and_an_error_by_name(tmp_path: Path) -> None:
     folder = tmp_path / "f"
     folder.mkdir()

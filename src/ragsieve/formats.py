@@ -587,18 +587,52 @@ def _read_docx(path: Path) -> RichText:
         text = item.text.strip()
         if not text:
             continue
-        style = (item.style.name if item.style is not None else "") or ""
-        level = style.removeprefix("Heading ").strip()
-        if style == "Title":
-            blocks.append(f"# {text}")
-        elif style.startswith("Heading ") and level.isdigit():
-            blocks.append(f"{'#' * min(6, int(level))} {text}")
-        else:
-            blocks.append(text)
+        level = _docx_heading_level(item)
+        blocks.append(f"{'#' * level} {text}" if level else text)
     text = _clean("\n\n".join(b for b in blocks if b))
     # Its core properties' title, else its first Title or Heading 1 paragraph.
     title = clean_title(document.core_properties.title or "") or markdown_title(text)
     return RichText(text, title)
+
+
+#: How far up a paragraph style's ``basedOn`` chain a heading style is looked for.
+_STYLE_DEPTH = 8
+
+
+def _outline_level(element: Any) -> int | None:
+    """The ``w:outlineLvl`` (0-8) of a paragraph's or a style's own properties, if set."""
+    from docx.oxml.ns import qn
+
+    ppr = element.find(qn("w:pPr")) if element is not None else None
+    lvl = ppr.find(qn("w:outlineLvl")) if ppr is not None else None
+    value = lvl.get(qn("w:val")) if lvl is not None else None
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def _docx_heading_level(paragraph: Any) -> int:
+    """A DOCX paragraph's heading level (1-6; 0: body text), as Word's navigation pane reads
+    it: a ``Title`` (1) or ``Heading N`` style, also through a custom style based on one (a
+    house style "Chapter" based on Heading 1), else an outline level set on the paragraph or
+    its style (level 0-8 -> 1-6; 9 is body text). Without these, a DOCX that styles its own
+    headings gave its units no ``where``."""
+    own = _outline_level(paragraph._p)
+    if own is not None:
+        return min(6, own + 1) if own < 9 else 0
+    style = paragraph.style
+    for _ in range(_STYLE_DEPTH):
+        if style is None:
+            break
+        name = style.name or ""
+        number = name.removeprefix("Heading ").strip()
+        if name == "Title":
+            return 1
+        if name.startswith("Heading ") and number.isdigit():
+            return min(6, int(number))
+        outline = _outline_level(style.element)
+        if outline is not None:
+            return min(6, outline + 1) if outline < 9 else 0
+        style = style.base_style
+    return 0
 
 
 def locate(text: str, start: int, end: int | None = None) -> str:
