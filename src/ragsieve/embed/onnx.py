@@ -41,6 +41,13 @@ def cpu_session(model: Path | bytes, threads: int | None, what: str) -> Any:
 
 #: A trained model folder's graph per variant: int8 (shipped) or fp32 (a training output).
 MODEL_FILES = {"int8": "model.onnx", "fp32": "model_fp32.onnx"}
+#: The tokenizer beside the graph.
+TOKENIZER_FILE = "tokenizer.json"
+
+
+def model_files(folder: Path, variant: str = "int8") -> tuple[Path, Path]:
+    """The graph of ``variant`` and the tokenizer in a trained model's ``folder``."""
+    return folder / MODEL_FILES[variant], folder / TOKENIZER_FILE
 
 
 class OnnxModelFolder:
@@ -69,7 +76,7 @@ class OnnxModelFolder:
 
     @property
     def model_path(self) -> Path:
-        return self.model_dir / MODEL_FILES[self.variant]
+        return model_files(self.model_dir, self.variant)[0]
 
     def _open(self, model: Path, tokenizer: Path) -> Any:
         """The session on ``model`` (both files exist), with what else the model needs."""
@@ -81,7 +88,7 @@ class OnnxModelFolder:
         with self._lock:
             if self._session is not None:
                 return
-            model, tok = self.model_path, self.model_dir / "tokenizer.json"
+            model, tok = model_files(self.model_dir, self.variant)
             for path in (model, tok):
                 if not path.is_file():
                     raise ConfigError(

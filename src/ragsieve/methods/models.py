@@ -112,15 +112,14 @@ def _path(text: str) -> Path:
 
 
 def _reranker_files(name: str) -> tuple[Path, ...]:
-    from ragsieve.rerank.cross_encoder import MODEL_FILES, shipped_model_dir
+    from ragsieve.embed.onnx import model_files
+    from ragsieve.rerank.cross_encoder import shipped_model_dir
 
     if name in ("ensemble", "fusion", "cross-encoder", "crossencoder"):
-        d = shipped_model_dir()
-        return (d / MODEL_FILES["int8"], d / "tokenizer.json")
+        return model_files(shipped_model_dir())
     for prefix, variant in (("cross-encoder:", "int8"), ("cross-encoder-fp32:", "fp32")):
         if name.startswith(prefix):
-            d = _path(name[len(prefix) :])
-            return (d / MODEL_FILES[variant], d / "tokenizer.json")
+            return model_files(_path(name[len(prefix) :]), variant)
     if name.startswith(("/", "./", "../", "~")):  # a sentence-transformers folder by path
         return (_path(name),)
     return ()  # bi-encoder, bm25 (nothing to read), ORG/NAME (the hub: nothing local)
@@ -134,10 +133,10 @@ def _reranker(
 
 
 def _tagger(folder: str | None, option: str, value: str, default: bool) -> ModelUse:
-    from ragsieve.tag.model import MODEL_FILES, shipped_model_dir
+    from ragsieve.embed.onnx import model_files
+    from ragsieve.tag.model import shipped_model_dir
 
-    d = shipped_model_dir() if folder is None else _path(folder)
-    files = (d / MODEL_FILES["int8"], d / "tokenizer.json")
+    files = model_files(shipped_model_dir() if folder is None else _path(folder))
     return ModelUse(TAGGER, "tagger" if folder is None else folder, option, value, default, files)
 
 

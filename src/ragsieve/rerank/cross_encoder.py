@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from ragsieve.embed.onnx import MODEL_FILES as MODEL_FILES  # the folder's files, by variant
 from ragsieve.embed.onnx import OnnxModelFolder, cpu_session, run_each
 from ragsieve.numeric import sigmoid as logistic
 

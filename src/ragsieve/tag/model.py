@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsieve.embed.onnx import MODEL_FILES, OnnxModelFolder, cpu_session, run_each
+from ragsieve.embed.onnx import OnnxModelFolder, cpu_session, model_files, run_each
 from ragsieve.numeric import sigmoid
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, load_tokenizer
 from ragsieve.tag.span import SPAN_OUTPUT, SentenceSpan, SpanTagged, best_spans, char_span
@@ -46,8 +46,7 @@ def shipped_model_dir() -> Path:
 
 
 def shipped_model_present() -> bool:
-    d = shipped_model_dir()
-    return (d / MODEL_FILES["int8"]).is_file() and (d / "tokenizer.json").is_file()
+    return all(path.is_file() for path in model_files(shipped_model_dir()))
 
 
 _HEADING = re.compile(r"^\s*#{1,6}\s")

@@ -38,11 +38,12 @@ from typing import Any
 import numpy as np
 
 from ragsieve.data import find_data_dir
+from ragsieve.embed.onnx import MODEL_FILES
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.numeric import sigmoid
 from ragsieve.tag.fit.args import OneLineParser, check_positive, run_main
 from ragsieve.tag.fit.pools import Pool, train_pools
-from ragsieve.tag.model import CONFIG_FILE, MODEL_FILES, OnnxTagger
+from ragsieve.tag.model import CONFIG_FILE, OnnxTagger
 from ragsieve.tag.prune import readings
 from ragsieve.tag.stack import STACK_FILE
 

@@ -45,14 +45,14 @@ from typing import Any
 import numpy as np
 
 from ragsieve.data import find_data_dir
-from ragsieve.embed.onnx import cpu_session, run_each
+from ragsieve.embed.onnx import MODEL_FILES, cpu_session, model_files, run_each
 from ragsieve.errors import ConfigError, InputError
 from ragsieve.metrics import exact_match, f1
 from ragsieve.tag.encode import PassageEncoder, Window, find_answer, load_tokenizer
 from ragsieve.tag.fit.args import OneLineParser, check_positive, run_main
 from ragsieve.tag.fit.data import SOURCES, Example, load_examples
 from ragsieve.tag.fit.pools import Pool, load_split
-from ragsieve.tag.model import CONFIG_FILE, DEFAULT_MAX_LENGTH, MODEL_FILES, OnnxTagger
+from ragsieve.tag.model import CONFIG_FILE, DEFAULT_MAX_LENGTH, OnnxTagger
 from ragsieve.tag.span import MAX_SPAN_PIECES, SPAN_OUTPUT, best_spans, char_span
 
 SPAN_FILE = "span.json"
@@ -88,8 +88,7 @@ class Reader:
     def __init__(self, model_dir: Path, threads: int | None = None) -> None:
         from ragsieve.tag.graph import with_hidden_output
 
-        model = model_dir / MODEL_FILES["int8"]
-        tok = model_dir / "tokenizer.json"
+        model, tok = model_files(model_dir)
         for path in (model, tok):
             if not path.is_file():
                 raise ConfigError(f"tagger file {path} is missing: not a tagger folder")
@@ -332,7 +331,7 @@ def read_head(model_dir: Path) -> Layers:
 
     from ragsieve.tag.span import SPAN_HEAD
 
-    m = onnx.load(str(model_dir / MODEL_FILES["int8"]))
+    m = onnx.load(str(model_files(model_dir)[0]))
     inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
     layers = []
     k = 0
