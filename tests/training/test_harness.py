@@ -153,7 +153,7 @@ def test_run_record_hashes_every_data_file(shared_data: Path) -> None:
         "seconds": 1.0,
         "final_loss_ema": 0.5,
     }
-    record = run_record(RunOptions(seed=7), stats, hashes, command="ragsieve train-x")
+    record = run_record(RunOptions(seed=7, command="ragsieve train-x"), stats, hashes)
     assert record["seed"] == 7 and record["device"] == "cpu"
     assert record["torch"] == torch.__version__
     card = card_section(record)

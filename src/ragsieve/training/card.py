@@ -35,15 +35,9 @@ def command_line() -> str:
     return " ".join(["ragsieve", *sys.argv[1:]])
 
 
-def run_record(
-    opts: RunOptions,
-    stats: dict[str, Any],
-    hashes: dict[str, str],
-    command: str | None = None,
-) -> dict[str, Any]:
+def run_record(opts: RunOptions, stats: dict[str, Any], hashes: dict[str, str]) -> dict[str, Any]:
     """The run's facts: seed, device (with the GPU's name), threads, torch version, the loop's
-    stats, data hashes and the command (``command``, else ``opts.command``, else this
-    process's)."""
+    stats, data hashes and the command (``opts.command``, else this process's)."""
     import torch
 
     device = opts.device
@@ -56,7 +50,7 @@ def run_record(
         "torch": torch.__version__,
         "train": stats,
         "data_sha256": hashes,
-        "command": command or opts.command or command_line(),
+        "command": opts.command or command_line(),
     }
 
 

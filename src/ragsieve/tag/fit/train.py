@@ -21,7 +21,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +132,7 @@ def _fit_record(fitted: dict[str, Any], opts: RunOptions, hashes: dict[str, str]
     fitted = dict(fitted)
     device, torch_version = fitted.pop("device", opts.device), fitted.pop("torch", None)
     command = fitted.pop("command", None) or "python -m ragsieve.tag.fit.train fit"
-    record = run_record(opts, fitted, hashes, command)
+    record = run_record(replace(opts, command=command), fitted, hashes)
     if opts.device == "cuda" and not str(device).startswith("cuda"):
         device = f"cuda ({device})"  # fit.json before the harness: the GPU's name alone
     record["device"] = device
