@@ -599,14 +599,17 @@ def _read_docx(path: Path) -> RichText:
 _STYLE_DEPTH = 8
 
 
-def _outline_level(element: Any) -> int | None:
-    """The ``w:outlineLvl`` (0-8) of a paragraph's or a style's own properties, if set."""
+def _outline_heading(element: Any) -> int | None:
+    """The heading level a ``w:outlineLvl`` in a paragraph's or a style's own properties sets
+    (0-8 -> 1-6; 9 is body text, 0), or None where it sets none."""
     from docx.oxml.ns import qn
 
     ppr = element.find(qn("w:pPr")) if element is not None else None
     lvl = ppr.find(qn("w:outlineLvl")) if ppr is not None else None
     value = lvl.get(qn("w:val")) if lvl is not None else None
-    return int(value) if value is not None and value.isdigit() else None
+    if value is None or not value.isdigit():
+        return None
+    return min(6, int(value) + 1) if int(value) < 9 else 0
 
 
 def _docx_heading_level(paragraph: Any) -> int:
@@ -615,9 +618,9 @@ def _docx_heading_level(paragraph: Any) -> int:
     house style "Chapter" based on Heading 1), else an outline level set on the paragraph or
     its style (level 0-8 -> 1-6; 9 is body text). Without these, a DOCX that styles its own
     headings gave its units no ``where``."""
-    own = _outline_level(paragraph._p)
+    own = _outline_heading(paragraph._p)
     if own is not None:
-        return min(6, own + 1) if own < 9 else 0
+        return own
     style = paragraph.style
     for _ in range(_STYLE_DEPTH):
         if style is None:
@@ -628,9 +631,9 @@ def _docx_heading_level(paragraph: Any) -> int:
             return 1
         if name.startswith("Heading ") and number.isdigit():
             return min(6, int(number))
-        outline = _outline_level(style.element)
+        outline = _outline_heading(style.element)
         if outline is not None:
-            return min(6, outline + 1) if outline < 9 else 0
+            return outline
         style = style.base_style
     return 0
 

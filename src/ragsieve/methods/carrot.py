@@ -12,7 +12,7 @@ search of Table VI, over the same scorer and budget, so ablations are ``carrot[.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from ragsieve.errors import ConfigError
@@ -83,7 +83,7 @@ class CarrotConfig(MCTSConfig):
 
     def mcts(self) -> MCTSConfig:
         """The search's own settings alone (what :class:`MCTSSelector` takes)."""
-        return MCTSConfig(self.iterations, self.c, self.lambda_, self.budget, self.seed)
+        return MCTSConfig(**{f.name: getattr(self, f.name) for f in fields(MCTSConfig)})
 
 
 class CarrotMethod(Method):
