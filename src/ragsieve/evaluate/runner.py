@@ -48,7 +48,6 @@ from ragsieve.llm.cost import (
     llm_cost,
 )
 from ragsieve.methods import MethodSpec, build_method, method_needs_sentences
-from ragsieve.methods.answer_line import confidence
 from ragsieve.metrics import aggregate, answer_metrics, context_metrics, ranked_metrics
 from ragsieve.progress import Progress
 from ragsieve.types import Document
@@ -282,7 +281,9 @@ def _question_row(
     if spans:
         row.update(span_metrics(r.span.text if r.span is not None else "", q))
         row["span_score"] = r.span.score if r.span is not None else None
-        row["confidence"] = confidence(q.question, context)
+        # the product's line without a reader (cheap): its abstention and confidence
+        line = ans if ans is not None else method.answer(r, None, label=spec.label)
+        row.update(abstained=line.abstained, confidence=line.confidence)
     row["selected"] = [s.chunk.id for s in context.chunks]
     row["timings"] = t
     return row

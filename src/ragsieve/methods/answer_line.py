@@ -25,6 +25,7 @@ from typing import Any
 from ragsieve.llm.control import without_control
 from ragsieve.metrics.answer import normalize_answer
 from ragsieve.rerank.bm25 import tokenize
+from ragsieve.text.words import absent_words, stem
 from ragsieve.types import Answer, AnswerLine, Context, SourceSpan
 
 #: A question whose first word is one of these asks yes or no ("Are both ...?", "Did he ...?").
@@ -200,16 +201,6 @@ def search_words(text: str) -> list[str]:
     return tokenize(text)
 
 
-def stem(word: str) -> str:
-    """``word`` without one common English ending ("announced", "announce" -> "announc";
-    "bees" -> "bee"), leaving at least three letters: so a question's word matches its
-    inflection in the context."""
-    for end in ("ing", "ed", "es", "s", "e"):
-        if word.endswith(end) and len(word) - len(end) >= 3:
-            return word[: -len(end)]
-    return word
-
-
 def overlap(question: str, texts: list[str]) -> float:
     """The share of the question's search words (stemmed: :func:`stem`) that ``texts`` hold;
     0 for a question with none."""
@@ -250,13 +241,22 @@ def confidence(question: str, context: Context) -> float | None:
     return math.sqrt(max(keep, 0.0) * overlap(question, texts))
 
 
-def unanswerable(question: str, context: Context) -> str | None:
+def unanswerable(question: str, context: Context, searched: list[str] | None = None) -> str | None:
     """Why no reader should be asked at all (None: ask): the question has no word to search
-    for ("?", "or"), or nothing in the index was found for it (an empty index)."""
-    if not search_words(question):
+    for ("?", "or"), nothing in the index was found for it (an empty index), or it names a
+    rare word that none of the ``searched`` texts (the retrieved candidates and the context)
+    mentions in any form (:func:`~ragsieve.text.words.absent_words`: "Argon2" over a manual
+    that never says it)."""
+    words = search_words(question)
+    if not words:
         return "the question has no word to look for"
     if not context.chunks:
         return "nothing in the indexed documents was found for it"
+    texts = [*(searched or []), *(s.chunk.text for s in context.chunks)]
+    missing = absent_words(words, search_words(" ".join(texts)))
+    if missing:
+        named = ", ".join(f"'{w}'" for w in missing)
+        return f"nothing found for it mentions {named}"
     return None
 
 

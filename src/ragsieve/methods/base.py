@@ -208,7 +208,7 @@ class Method:
         ):
             raise ConfigError(f"total budget must be a positive number of tokens: {total_budget!r}")
         name = label or self.name
-        why = unanswerable(r.question, r.context)
+        why = unanswerable(r.question, r.context, [c.chunk.text for c in r.candidates])
         if why is not None:  # nothing to read: no LLM is asked
             return abstain(span_answer(name, r, self.config_dict()), why)
         if llm is None:

@@ -1,0 +1,41 @@
+"""Words a question names that the retrieved text never mentions (``ragsieve.text.words``):
+a rare word absent in every form is found; a common word, a slip of the pen, an inflection, a
+longer form and two words written as one are not."""
+
+from __future__ import annotations
+
+from ragsieve.rerank.bm25 import tokenize
+from ragsieve.text.words import absent_words, is_rare, stem
+
+NETTLE = "Nettle provides PBKDF2 with HMAC-SHA256 for deriving keys from passwords."
+
+
+def absent(question: str, text: str) -> list[str]:
+    return absent_words(tokenize(question), tokenize(text))
+
+
+def test_a_rare_word_no_text_mentions_is_absent() -> None:
+    assert absent("Which Nettle function computes Argon2 password hashes?", NETTLE) == ["argon2"]
+    assert absent("Does Nettle implement Kyber or scrypt?", NETTLE) == ["kyber", "scrypt"]
+    # a number of five digits is rare; "cve" (Zipf 2.4) is not
+    assert absent("Which Expat version fixed CVE-2022-25235?", "Expat 2.4.5 fixed it.") == ["25235"]
+    assert absent("蜜蜂的舞蹈是谁解码的？", "Karl von Frisch decoded the waggle dance.")
+
+
+def test_common_words_and_the_texts_own_forms_are_held() -> None:
+    # a paraphrase in common English never decides: "timezone" for "Samoa Time"
+    assert absent("What timezone do the Minor Outlying Islands observe?", "Samoa Time") == []
+    assert absent("What position does the footballer paly?", "He plays as a defender") == []
+    assert absent("Which brittish band sang it?", "the British band Queen") == []
+    assert absent("Are patterns matched case-insensitive?", "matched case-insensitively") == []
+    assert absent("Which pthreads calls?", "the pthread library") == []
+    assert absent("Which Nettle function hashes passwords?", NETTLE) == []
+    assert absent("Argon2?", "Argon2 is a password hash.") == []
+    # a short word is never judged, a word is only rare once
+    assert absent("Is kyber or kyber 19 here?", "nothing") == ["kyber"]
+
+
+def test_rare_and_stem() -> None:
+    assert is_rare("argon2") and is_rare("xpath") and is_rare("拉丁")
+    assert not is_rare("timezone") and not is_rare("password") and not is_rare("tungsten")
+    assert stem("announced") == stem("announce") == "announc" and stem("bees") == "bee"
