@@ -1,11 +1,11 @@
 """Words a question names that the retrieved text never mentions (``ragsieve.text.words``):
-a rare word absent in every form is found; a common word, a slip of the pen, an inflection, a
-longer form and two words written as one are not."""
+a rare word absent in every form is found; a common word, a slip of the pen, a misspelt common
+word, an inflection, a longer form and two words written as one are not."""
 
 from __future__ import annotations
 
 from ragsieve.rerank.bm25 import tokenize
-from ragsieve.text.words import absent_words, is_rare, stem
+from ragsieve.text.words import absent_words, is_rare, misspelt, stem
 
 NETTLE = "Nettle provides PBKDF2 with HMAC-SHA256 for deriving keys from passwords."
 
@@ -39,3 +39,13 @@ def test_rare_and_stem() -> None:
     assert is_rare("argon2") and is_rare("xpath") and is_rare("拉丁")
     assert not is_rare("timezone") and not is_rare("password") and not is_rare("tungsten")
     assert stem("announced") == stem("announce") == "announc" and stem("bees") == "bee"
+
+
+def test_a_misspelt_common_word_is_not_rare() -> None:
+    # a letter dropped, added or two neighbours swapped, after the first letter
+    assert misspelt("accomlish") and misspelt("dissloved") and misspelt("comitted")
+    assert not is_rare("accomlish") and not is_rare("brittish")
+    # a changed letter or the first letter does not count: these are names, not slips
+    assert not misspelt("scrypt") and not misspelt("pthreads") and not misspelt("kyber")
+    assert is_rare("scrypt") and is_rare("gdbserver") and is_rare("submodules")
+    assert absent("How many tackles did he accomlish?", "He made five solo tackles.") == []

@@ -4,10 +4,11 @@ never says "Argon2").
 
 A question's word counts only when it is rare in English (wordfreq's Zipf frequency under
 :data:`RARE_ZIPF`: "argon2", "xpath", "mingw"), so a paraphrase ("timezone" for "Samoa Time",
-"impermanent" for "changeable") never decides. It is held by the text as the word, its stem
-(:func:`stem`), a one-letter slip of a word there ("brittish" for "british", "paly" for
-"play"), a longer form ("insensitive" in "insensitively") or two words written as one. The
-threshold and the forms were chosen on dev (docs/llm.md, "Words the documents never mention").
+"impermanent" for "changeable") never decides, nor does a misspelt common word ("accomlish",
+:func:`misspelt`). It is held by the text as the word, its stem (:func:`stem`), a one-letter
+slip of a word there ("brittish" for "british", "paly" for "play"), a longer form
+("insensitive" in "insensitively") or two words written as one. The threshold and the forms:
+docs/llm.md, "Words the documents never mention".
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import lru_cache
 
-__all__ = ["RARE_ZIPF", "absent_words", "is_rare", "stem"]
+__all__ = ["RARE_ZIPF", "absent_words", "is_rare", "misspelt", "stem"]
 
 #: A word under this Zipf frequency in English (wordfreq: 3 is once per million words, 1 once
 #: per billion) is rare enough that the question is about it. Chosen on dev.
@@ -26,6 +27,11 @@ MIN_LETTERS = 3
 SLIP_LETTERS = 5
 #: The letters a longer form must share with the question's word ("insensit...").
 PREFIX_LETTERS = 7
+#: The shortest word a misspelling of a common English word is forgiven in ("accomlish").
+TYPO_LETTERS = 6
+#: How common the word a misspelling stands for must be (Zipf 3.5: three in a million words).
+COMMON_ZIPF = 3.5
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 def stem(word: str) -> str:
@@ -38,13 +44,33 @@ def stem(word: str) -> str:
     return word
 
 
+def _zipf(word: str) -> float:
+    from wordfreq import zipf_frequency  # its word lists load on first use
+
+    return float(zipf_frequency(word, "en"))
+
+
 @lru_cache(maxsize=65536)
 def is_rare(word: str) -> bool:
     """Whether ``word`` (lower case) is rare in English: Zipf frequency under
-    :data:`RARE_ZIPF` (a word in another script, a number of five digits, a made-up name)."""
-    from wordfreq import zipf_frequency  # its word lists load on first use
+    :data:`RARE_ZIPF` (a word in another script, a number of five digits, a made-up name),
+    and not a misspelling of a common word (:func:`misspelt`)."""
+    return _zipf(word) < RARE_ZIPF and not misspelt(word)
 
-    return zipf_frequency(word, "en") < RARE_ZIPF
+
+def misspelt(word: str) -> bool:
+    """Whether ``word`` (:data:`TYPO_LETTERS` letters or more) is a common English word
+    (:data:`COMMON_ZIPF`) with one letter dropped, one added or two neighbours swapped after
+    the first ("accomlish", "dissloved"). A changed letter does not count: "scrypt" is not
+    "script"; nor does the first letter: "scrypt" is not "crypt"."""
+    if len(word) < TYPO_LETTERS or not word.isalpha():
+        return False
+    # the first letter stays: "scrypt" is not "crypt", "pthreads" not "threads"
+    near = {word[:i] + word[i + 1 :] for i in range(1, len(word))}
+    near |= {word[:i] + c + word[i:] for i in range(1, len(word) + 1) for c in _LETTERS}
+    near |= {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(1, len(word) - 1)}
+    near.discard(word)
+    return any(_zipf(w) >= COMMON_ZIPF for w in near)
 
 
 def _one_slip(a: str, b: str) -> bool:
