@@ -146,3 +146,21 @@ def test_readers_that_did_not_ask_keep_their_reply(plain: Index, scripted: Any) 
     # No LLM: the span is the answer and there is no reply.
     none = m.answer(r, None)
     assert none.text == r.span.text and none.reply is None and none.to_json()["reply"] is None
+
+
+def test_a_span_from_markdown_is_shown_without_its_markup(tmp_path: Any) -> None:
+    """A Markdown (or HTML, read as Markdown) source's link and escapes are not part of the
+    line; the span itself keeps the document's characters, where the viewer marks them."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "zstd.md").write_text(
+        "# Zstandard\n\nZstandard is a fast lossless compression algorithm. The format is "
+        "documented in [RFC8878](https://datatracker.ietf.org/doc/html/rfc8878), and the "
+        "reference library is written in C.\n",
+        encoding="utf-8",
+    )
+    idx = Index.create(tmp_path / "idx")
+    idx.add_paths([docs])
+    a = get_method("tagger", idx).ask("Which RFC documents the Zstandard format?", None)
+    assert a.span is not None and "](https://" in a.span.text
+    assert a.text == "RFC8878" and a.line.kind == "span" and a.line.text == "RFC8878"

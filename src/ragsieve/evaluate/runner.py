@@ -50,6 +50,7 @@ from ragsieve.llm.cost import (
 from ragsieve.methods import MethodSpec, build_method, method_needs_sentences
 from ragsieve.metrics import aggregate, answer_metrics, context_metrics, ranked_metrics
 from ragsieve.progress import Progress
+from ragsieve.text.markup import plain
 from ragsieve.types import Document
 
 #: Metrics shown in the printed table, in order, when present.
@@ -279,7 +280,8 @@ def _question_row(
         _add_answer(row, ans, q, cfg)
         t = dict(ans.timings)
     if spans:
-        row.update(span_metrics(r.span.text if r.span is not None else "", q))
+        # the span as the answer line shows it (its Markdown markup off)
+        row.update(span_metrics(plain(r.span.text) if r.span is not None else "", q))
         row["span_score"] = r.span.score if r.span is not None else None
         # the product's line without a reader (cheap): its abstention and confidence
         line = ans if ans is not None else method.answer(r, None, label=spec.label)

@@ -25,6 +25,7 @@ from typing import Any
 from ragsieve.llm.control import without_control
 from ragsieve.metrics.answer import normalize_answer
 from ragsieve.rerank.bm25 import tokenize
+from ragsieve.text.markup import plain
 from ragsieve.text.words import absent_words, stem
 from ragsieve.types import Answer, AnswerLine, Context, SourceSpan
 
@@ -279,11 +280,12 @@ def drawn(
 
 
 def span_only(answer: Answer, span: SourceSpan | None) -> Answer:
-    """``answer`` without a reader: the span's text is the line (``""`` and kind ``none`` when
-    the method gives no span)."""
+    """``answer`` without a reader: the span's text, without its Markdown markup
+    (:func:`~ragsieve.text.markup.plain`), is the line (``""`` and kind ``none`` when the
+    method gives no span)."""
     if span is None:
         return drawn(answer, "none", "")
-    return drawn(replace(answer, span=span), "span", span.text, span=span)
+    return drawn(replace(answer, span=span), "span", plain(span.text), span=span)
 
 
 def abstain(answer: Answer, why: str, confidence: float | None = 0.0) -> Answer:
@@ -337,7 +339,7 @@ def answer_line(
     elif own and held and is_two_part(q):
         how, text = "whole", answer.text  # the reply holds the span and, maybe, the other part
     elif own and span is not None and span_answers(q, span):
-        how, text = "span", span.text
+        how, text = "span", plain(span.text)  # document text: its Markdown markup is no answer
     else:
         how, text = "reply", answer.text
     # A span is document text: the chat markers it may hold are never part of the line.
