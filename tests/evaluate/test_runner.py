@@ -233,3 +233,22 @@ def test_with_the_packaged_reader_f1_scores_the_answer_line(tmp_path: Path, smol
         froms.add(tagger["answer_from"])
     assert froms == {"span"}  # one-fact wh-questions, each with a span: the span answers
     assert "| f1 | reply_f1 | span_em | span_f1 |" in markdown_table(res)  # both, side by side
+
+
+@pytest.mark.integration
+def test_an_abstention_before_any_llm_is_a_row_of_its_own(tmp_path: Path, smollm2: Any) -> None:
+    """A question naming a rare word no passage mentions abstains before the reader is asked:
+    its row says so (``answer_from`` ``abstain``, no LLM call), with and without a reader."""
+    data, corpus = _write(tmp_path)
+    rare = {"id": "q4", "question": "Who decoded the Kyber waggle cipher?", "answers": ["x"]}
+    data.write_text(data.read_text() + json.dumps(rare) + "\n")
+    ds = select_dataset(None, data, corpus, None, False)
+    cfg = EvalConfig(methods=parse_methods("tagger[k=2]"), cache_dir=tmp_path / "c")
+    for llm in (smollm2, None):
+        cfg.no_llm = llm is None
+        res = run_eval(ds, cfg, llm=llm)
+        row = {r["id"]: r for r in res["per_question"]}["q4"]
+        assert row["abstained"] and row["confidence"] == 0.0
+        if llm is not None:
+            assert row["answer_from"] == "abstain" and row["llm_calls"] == 0
+            assert row["prediction"] == "" and row["f1"] == 0.0

@@ -300,8 +300,10 @@ def _add_answer(row: dict[str, Any], ans: Any, q: EvalQuestion, cfg: EvalConfig)
         # scored once when it is the line (naive, other readers, yes/no)
         same = ans.reply == ans.text
         reply = row if same else answer_metrics(ans.reply, q)
-        row.update(reply=ans.reply, answer_from=ans.line.kind if ans.line else "reply")
+        row.update(reply=ans.reply)
         row.update(reply_em=reply.get("em"), reply_f1=reply.get("f1"))
+    if ans.line is not None or ans.reply is not None:  # an abstention before any LLM too
+        row["answer_from"] = ans.line.kind if ans.line is not None else "reply"
     row["prompt_tokens"] = ans.usage.prompt_tokens
     row["completion_tokens"] = ans.usage.completion_tokens
     asked = ans.trace.get("llm")  # None: no LLM was asked (an abstention)
