@@ -2,8 +2,9 @@
 "A yes/no question's line"): a reply that echoes, negates, compares the other way or hedges never
 decides a choice or a yes/no line; an instruction inside the question never decides a yes/no;
 a question with no word to search for, an empty index, a question no document answers and a
-question in a language the corpus is not in abstain, and a question naming a rare word that
-nothing retrieved mentions, with no LLM asked where there is nothing to read. The real shipped tagger over the sample corpus and the real SmolLM2 through llama.cpp.
+question in a language the corpus is not in abstain, and so does a question naming a rare word
+that nothing retrieved mentions, with no LLM asked where there is nothing to read. The real
+shipped tagger over the sample corpus and the real SmolLM2 through llama.cpp.
 """
 
 from __future__ import annotations
