@@ -55,9 +55,7 @@ def main() -> None:
         rows = read_rows(args.replies / reader)
         lines[reader] = {r["id"]: r.get("f1") or 0.0 for r in rows if r["method"] == args.method}
     print(f"{args.dataset} ({len(qs)}), floor {FLOOR} and absent words, budget {args.budget}")
-    head = (
-        "| RARE_ZIPF | unanswerable abstained | answerable abstained | newly abstained |"
-    )
+    head = "| RARE_ZIPF | unanswerable abstained | answerable abstained | newly abstained |"
     print(head + "".join(f" line F1 lost ({r}) |" for r in lines))
     print("|---:|---:|---:|---|" + "---:|" * len(lines))
     for point in (None, *POINTS):
