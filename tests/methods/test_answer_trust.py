@@ -24,6 +24,7 @@ from ragsieve.methods.answer_line import (
     confidence,
     has_instruction,
     is_two_part,
+    said_unknown,
     said_yes_no,
     search_words,
 )
@@ -93,6 +94,29 @@ def test_a_two_part_question_is_answered_by_the_reply_that_holds_the_span() -> N
     # A one-part question keeps its span, whatever the reply holds.
     one = Answer("How many bytes is a char?", reply, Context([], 0), Usage(), 0.0, {}, {}, "tagger")
     assert answer_line(one, span, reader).text == "4"
+
+
+def test_a_reader_that_says_it_does_not_know_abstains() -> None:
+    assert (
+        said_unknown("I don't know.")
+        and said_unknown("i do not know")
+        and said_unknown("I don’t know")
+    )
+    assert not said_unknown("I don't know who, but Paris.") and not said_unknown("Paris")
+    span = SourceSpan("1977", 0.9, "d", "d#s0", 10, 14, "Voyager")
+    yes_no = "Was Voyager 1 launched in 1850?"
+    for question, reader in (
+        ("When was it launched?", SimpleNamespace(span_first=False)),  # its reply is its line
+        (yes_no, SimpleNamespace(span_first=True)),  # a yes/no line is the reply's
+    ):
+        ans = Answer(question, "I don't know.", Context([], 0), Usage(), 0.0, {}, {}, "tagger")
+        line = answer_line(ans, span, reader)
+        assert line.abstained and line.text == "" and line.to_json()["answer"] is None
+        assert line.line.why == "the reader says the context does not answer"
+        assert line.reply == "I don't know."  # the reply stays beside it
+    # A span-first reader's span still answers a wh-question, whatever the reply says.
+    wh = Answer("When was it launched?", "I don't know.", Context([], 0), Usage(), 0.0, {}, {})
+    assert answer_line(wh, span, SimpleNamespace(span_first=True)).text == "1977"
 
 
 @pytest.mark.integration

@@ -75,6 +75,8 @@ _SECOND_ASK = re.compile(
 )
 #: A negation before an option ("not C", "isn't Rome") takes that option out of the reply's pick.
 _NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bneither|\bnor|\bno)\s+(?:\w+\s+)?$", re.IGNORECASE)
+#: The reply the answer prompt asks for when the context does not answer ("I don't know.").
+_UNKNOWN = re.compile(r"^\W*i\s+(?:don[’']?t|do\s+not)\s+know\W*$", re.IGNORECASE)
 #: "A is older than B": the comparative before "than".
 _THAN = re.compile(r"\b(more\s+\w+|less\s+\w+|\w+er|\w+ier)\s+than\b", re.IGNORECASE)
 _WORDS = re.compile(r"\w+")
@@ -127,6 +129,12 @@ def is_two_part(question: str) -> bool:
         return False
     head = [w.lower() for w in _FIRST_WORD.findall(question[: m.start()])]
     return bool(head) and (head[0] in YES_NO_FIRST or bool(WH_WORDS.intersection(head)))
+
+
+def said_unknown(reply: str) -> bool:
+    """Whether ``reply`` is the answer prompt's "I don't know" and nothing else: the reader
+    says the context does not answer."""
+    return bool(_UNKNOWN.match(reply))
 
 
 def span_answers(question: str, span: SourceSpan | None) -> bool:
@@ -324,7 +332,8 @@ def answer_line(
     is the span, or an abstention. A question that asks two things (:func:`is_two_part`) is
     answered by the whole reply where it holds the span (a span answers one part).
     ``line.kind`` is ``"choice"``, ``"yes-no"``, ``"whole"``, ``"span"``, ``"reply"`` or
-    ``"abstain"``; under ``floor`` the line abstains."""
+    ``"abstain"``; a reply line that only says "I don't know" (:func:`said_unknown`) abstains,
+    and so does any line under ``floor``."""
     q = answer.question
     own = not multiple_choice and span_first(llm)
     ordered = has_instruction(q)
@@ -347,4 +356,7 @@ def answer_line(
     line = drawn(read, how, without_control(text), agrees=held, span=span)
     if own and ordered and how == "reply" and is_yes_no(q):
         return abstain(line, "the question tells the reader what to say")
+    if how == "reply" and said_unknown(answer.text):  # the prompt's words for "not in it"
+        conf = confidence(q, answer.context)
+        return abstain(line, "the reader says the context does not answer", conf)
     return with_floor(line, floor)
