@@ -252,16 +252,20 @@ def confidence(question: str, context: Context) -> float | None:
 
 def unanswerable(question: str, context: Context, searched: list[str] | None = None) -> str | None:
     """Why no reader should be asked at all (None: ask): the question has no word to search
-    for ("?", "or"), nothing in the index was found for it (an empty index), or it names a
-    rare word that none of the ``searched`` texts (the retrieved candidates and the context)
+    for ("?", "or"), nothing in the index was found for it (an empty index), or, for a method
+    the floor judges (its context carries the tagger's keep probabilities), it names a rare
+    word that none of the ``searched`` texts (the retrieved candidates and the context)
     mentions in any form (:func:`~ragsieve.text.words.absent_words`: "Argon2" over a manual
-    that never says it)."""
+    that never says it). Other methods' candidates can be a few sentences (``saki``'s
+    abstained on 11 of 150 answerable dev questions), so they are not judged by it."""
     words = search_words(question)
     if not words:
         return "the question has no word to look for"
     if not context.chunks:
         return "nothing in the indexed documents was found for it"
-    texts = [*(searched or []), *(s.chunk.text for s in context.chunks)]
+    if searched is None or evidence(context) is None:
+        return None
+    texts = [*searched, *(s.chunk.text for s in context.chunks)]
     missing = absent_words(words, search_words(" ".join(texts)))
     if missing:
         named = ", ".join(f"'{w}'" for w in missing)
