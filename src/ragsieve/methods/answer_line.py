@@ -256,8 +256,8 @@ def unanswerable(question: str, context: Context, searched: list[str] | None = N
     the floor judges (its context carries the tagger's keep probabilities), it names a rare
     word that none of the ``searched`` texts (the retrieved candidates and the context)
     mentions in any form (:func:`~ragsieve.text.words.absent_words`: "Argon2" over a manual
-    that never says it). Other methods' candidates can be a few sentences (``saki``'s
-    abstained on 11 of 150 answerable dev questions), so they are not judged by it."""
+    that never says it). Other methods' candidates can be a few sentences (``saki``'s), too
+    little text to call a word absent, so they are not judged by it (docs/llm.md)."""
     words = search_words(question)
     if not words:
         return "the question has no word to look for"

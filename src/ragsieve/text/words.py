@@ -66,26 +66,22 @@ def misspelt(word: str) -> bool:
     if len(word) < TYPO_LETTERS or not word.isalpha():
         return False
     # the first letter stays: "scrypt" is not "crypt", "pthreads" not "threads"
-    near = {word[:i] + word[i + 1 :] for i in range(1, len(word))}
-    near |= {word[:i] + c + word[i:] for i in range(1, len(word) + 1) for c in _LETTERS}
-    near |= {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(1, len(word) - 1)}
-    near.discard(word)
+    near = _edits(word, _LETTERS, change=False, start=1)
     return any(_zipf(w) >= COMMON_ZIPF for w in near)
 
 
-def _one_slip(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` differ by one letter changed, added or dropped, or by two
-    neighbouring letters swapped."""
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        if len(diff) == 1:
-            return True
-        i = diff[0] if len(diff) == 2 else -1
-        return i >= 0 and diff[1] == i + 1 and a[i] == b[i + 1] and a[i + 1] == b[i]
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    if len(long_) - len(short) != 1:
-        return False
-    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+def _edits(word: str, letters: Iterable[str], *, change: bool = True, start: int = 0) -> set[str]:
+    """The words one edit from ``word`` at position ``start`` or later: a letter dropped, one of
+    ``letters`` added or (with ``change``) put in a letter's place, or two neighbours swapped;
+    never ``word`` itself."""
+    n, letters = len(word), list(letters)
+    near = {word[:i] + word[i + 1 :] for i in range(start, n)}
+    near |= {word[:i] + c + word[i:] for i in range(start, n + 1) for c in letters}
+    near |= {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(start, n - 1)}
+    if change:
+        near |= {word[:i] + c + word[i + 1 :] for i in range(start, n) for c in letters}
+    near.discard(word)
+    return near
 
 
 def _held(word: str, words: set[str], stems: set[str]) -> bool:
@@ -93,11 +89,10 @@ def _held(word: str, words: set[str], stems: set[str]) -> bool:
         return True
     if len(word) >= PREFIX_LETTERS and any(w.startswith(word[:PREFIX_LETTERS]) for w in words):
         return True  # a longer form: "insensitive" in "insensitively"
+    pool = words | stems
     if any(
-        len(w) > MIN_LETTERS
-        and _one_slip(word, w)
-        and (len(word) >= SLIP_LETTERS or sorted(word) == sorted(w))
-        for w in words | stems
+        len(w) > MIN_LETTERS and (len(word) >= SLIP_LETTERS or sorted(word) == sorted(w))
+        for w in _edits(word, set("".join(pool))) & pool
     ):
         return True  # a slip: "brittish" for "british", "paly" for "play"
     # two words written as one: "timezone" for "time zone"
