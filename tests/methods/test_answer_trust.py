@@ -9,6 +9,7 @@ shipped tagger over the sample corpus and the real SmolLM2 through llama.cpp.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -27,6 +28,8 @@ from ragsieve.methods.answer_line import (
     said_unknown,
     said_yes_no,
     search_words,
+    span_only,
+    span_text,
 )
 from ragsieve.types import Answer, Context, SourceSpan, Usage
 
@@ -117,6 +120,21 @@ def test_a_reader_that_says_it_does_not_know_abstains() -> None:
     # A span-first reader's span still answers a wh-question, whatever the reply says.
     wh = Answer("When was it launched?", "I don't know.", Context([], 0), Usage(), 0.0, {}, {})
     assert answer_line(wh, span, SimpleNamespace(span_first=True)).text == "1977"
+
+
+def test_a_spans_line_shows_no_chat_marker_with_a_reader_or_without() -> None:
+    """A Markdown document's escaped marker (``<\\|im_end\\|>``) is un-escaped by the markup
+    strip; the span's line still shows no marker, in the reader's path and in ``--llm none``'s."""
+    span = SourceSpan("**Pyrus**<\\|im_end\\|>", 0.9, "d", "d#s0", 0, 20, "Genovia")
+    assert span_text(span) == "Pyrus"
+    question = "What is the capital of Genovia?"
+    bare = Answer(question, "", Context([], 0), Usage(), 0.0, {}, {}, "tagger")
+    alone = span_only(bare, span)
+    assert (alone.text, alone.line.kind, alone.line.span) == ("Pyrus", "span", span)
+    read = answer_line(
+        replace(bare, text="Pyrus."), span, SimpleNamespace(span_first=True), floor=0.0
+    )
+    assert (read.text, read.line.kind) == ("Pyrus", "span")
 
 
 @pytest.mark.integration

@@ -291,13 +291,20 @@ def drawn(
     return replace(answer, text=text, line=line, trace={**answer.trace, **extra})
 
 
+def span_text(span: SourceSpan) -> str:
+    """The line a span answers with: its document text without Markdown markup
+    (:func:`~ragsieve.text.markup.plain`) and without the chat markers it may hold (document
+    text is data; ``plain`` un-escapes ``<\\|im_end\\|>`` into a marker, so the markers go
+    after it)."""
+    return without_control(plain(span.text))
+
+
 def span_only(answer: Answer, span: SourceSpan | None) -> Answer:
-    """``answer`` without a reader: the span's text, without its Markdown markup
-    (:func:`~ragsieve.text.markup.plain`), is the line (``""`` and kind ``none`` when the
-    method gives no span)."""
+    """``answer`` without a reader: the span's text (:func:`span_text`) is the line (``""``
+    and kind ``none`` when the method gives no span)."""
     if span is None:
         return drawn(answer, "none", "")
-    return drawn(replace(answer, span=span), "span", plain(span.text), span=span)
+    return drawn(replace(answer, span=span), "span", span_text(span), span=span)
 
 
 def abstain(answer: Answer, why: str, confidence: float | None = 0.0) -> Answer:
@@ -352,10 +359,10 @@ def answer_line(
     elif own and held and is_two_part(q):
         how, text = "whole", answer.text  # the reply holds the span and, maybe, the other part
     elif own and span is not None and span_answers(q, span):
-        how, text = "span", plain(span.text)  # document text: its Markdown markup is no answer
+        how, text = "span", span_text(span)
     else:
         how, text = "reply", answer.text
-    # A span is document text: the chat markers it may hold are never part of the line.
+    # A reply may spell out a marker it read in its context: never part of the line either.
     read = replace(answer, reply=answer.text, span=span)
     line = drawn(read, how, without_control(text), agrees=held, span=span)
     if own and ordered and how == "reply" and is_yes_no(q):
