@@ -87,3 +87,21 @@ def test_mark_and_restore_round_trip_through_trafilatura() -> None:
     assert "# The Quick Start Guide" in restored
     assert "## 2. Preparing your program" in restored
     assert marks.token not in restored
+
+
+def test_a_comment_line_of_an_unfenced_pre_block_is_no_heading(tmp_path: Path) -> None:
+    """trafilatura writes a ``<pre>`` without ``<code>`` as plain lines, so a shell or ninja
+    comment inside ("# If left unspecified, ...") would read as a heading and a ``where``; it
+    stays page text (escaped), while a fenced block's comment stays as written."""
+    html = f"""<html><body><h1>Build statements</h1><p>{BODY * 2}</p>
+<pre class="screen">cflags = -Wall
+# If left unspecified, builds get the outer $cflags.
+build foo.o: cc foo.c
+</pre><p>{BODY}</p><pre><code>x = 1
+# a fenced comment
+</code></pre><h2>Pools</h2><p>{BODY}</p></body></html>"""
+    text = read_rich(_write(tmp_path, html)).text
+    assert [h[2] for h in headings(text)] == ["Build statements", "Pools"]
+    assert "\\# If left unspecified, builds get the outer $cflags." in text
+    assert "\n# a fenced comment\n" in text
+    assert locate(text, text.index("build foo.o")) == "Build statements"

@@ -174,9 +174,11 @@ class HeadingMarks:
         self.token = "rsh" + secrets.token_hex(6)
         self._line = re.compile(rf"^([ \t]*)\\?{self.token}([1-6]) ", re.MULTILINE)
         self._inline = re.compile(rf"\\?{self.token}[1-6] ?")
+        self._marked = False
 
     def mark(self, tree: Any) -> int:
         """Mark the headings of ``tree`` in place; how many were marked."""
+        self._marked = True
         n = 0
         for el in list(tree.iter(*HEADING_TAGS)):
             text = " ".join(el.text_content().split())
@@ -190,8 +192,38 @@ class HeadingMarks:
         return n
 
     def restore(self, text: str) -> str:
-        """The extracted Markdown with each marked heading as a ``#`` line (or plain text)."""
+        """The extracted Markdown with each marked heading as a ``#`` line (or plain text), and
+        every other ``#`` line outside a code fence escaped (``\\#``): every heading of the page
+        was marked, so such a line is page text, a comment of a ``<pre>`` block that
+        trafilatura wrote without a fence ("# If left unspecified, ...")."""
+        if self._marked:  # else the page was not parsed: its headings are trafilatura's own
+            text = _unmarked_hashes(text)
         if self.token not in text:
             return text
         text = self._line.sub(lambda m: "#" * int(m.group(2)) + " ", text)
         return self._inline.sub("", text)
+
+
+#: A line that Markdown would read as a heading: up to three spaces, one to six ``#``, a space.
+_HASH_LINE = re.compile(r"^([ \t]{0,3})(#{1,6}(?:[ \t]|$))")
+#: A code fence's line (``` or ~~~, up to three spaces before it).
+_FENCE_LINE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+
+
+def _unmarked_hashes(text: str) -> str:
+    """``text`` with the ``#`` heading lines outside code fences escaped (``\\# ...``)."""
+    if "#" not in text:
+        return text
+    lines = text.split("\n")
+    fence = ""
+    for i, line in enumerate(lines):
+        m = _FENCE_LINE.match(line)
+        if m is not None:
+            mark = m.group(1)
+            if not fence:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence):
+                fence = ""
+        elif not fence:
+            lines[i] = _HASH_LINE.sub(r"\1\\\2", line)
+    return "\n".join(lines)
