@@ -7,7 +7,8 @@ A question's word counts only when it is rare in English (wordfreq's Zipf freque
 "impermanent" for "changeable") never decides, nor does a misspelt common word ("accomlish",
 :func:`misspelt`). It is held by the text as the word, its stem (:func:`stem`), a one-letter
 slip of a word there ("brittish" for "british", "paly" for "play"), a longer form
-("insensitive" in "insensitively") or two words written as one. The threshold and the forms:
+("insensitive" in "insensitively") or two words written as one, one of them maybe a function
+word ("massof", "in2014"). The threshold and the forms:
 docs/llm.md, "Words the documents never mention".
 """
 
@@ -31,6 +32,9 @@ PREFIX_LETTERS = 7
 TYPO_LETTERS = 6
 #: How common the word a misspelling stands for must be (Zipf 3.5: three in a million words).
 COMMON_ZIPF = 3.5
+#: How common a word of two or three letters must be to count as a function word run into
+#: its neighbour (Zipf 6: "of", "in", "the", "and"; once in a thousand words).
+FUNCTION_ZIPF = 6.0
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
@@ -96,11 +100,25 @@ def _held(word: str, words: set[str], stems: set[str]) -> bool:
     ):
         return True  # a slip: "brittish" for "british", "paly" for "play"
     # two words written as one: "timezone" for "time zone"
-    return any(
+    if any(
         word.startswith(w) and word[len(w) :] in words
         for w in words
         if len(w) >= MIN_LETTERS and len(word) - len(w) >= MIN_LETTERS
-    )
+    ):
+        return True
+    return _joined_to_function_word(word, words, stems)
+
+
+def _joined_to_function_word(word: str, words: set[str], stems: set[str]) -> bool:
+    """Whether ``word`` is a word of the text run into a function word, which the search words
+    never hold ("massof" for "mass of", "in2014" for "in 2014")."""
+    for i in range(2, len(word) - 1):
+        for short, rest in ((word[:i], word[i:]), (word[i:], word[:i])):
+            if len(short) > 3 or len(rest) < MIN_LETTERS or _zipf(short) < FUNCTION_ZIPF:
+                continue
+            if rest in words or stem(rest) in stems:
+                return True
+    return False
 
 
 def absent_words(question: Iterable[str], text: Iterable[str]) -> list[str]:
