@@ -162,6 +162,9 @@ def test_hostile_questions_abstain_and_known_ones_answer(plain: Index, smollm2: 
         a = m.ask("Which Voyager probe carried the Kyber cryptography module?", llm)
         assert a.abstained and a.usage.prompt_tokens == 0 and a.trace["llm"] is None
         assert "'kyber'" in a.line.why and a.context.chunks and a.confidence == 0.0
+    # So does a name in code form, however common its words: a flag no document has.
+    flag = m.ask("Which Voyager probe was launched with the --gravity-assist option?", None)
+    assert flag.abstained and "'--gravity-assist'" in flag.line.why
     # Only the floor's methods (keep probabilities) are judged by it: other methods'
     # candidates can be a few sentences (saki's), too little text to call a word absent.
     naive = get_method("naive", plain).ask(

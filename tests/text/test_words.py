@@ -6,7 +6,7 @@ not."""
 from __future__ import annotations
 
 from ragsieve.rerank.bm25 import tokenize
-from ragsieve.text.words import absent_words, is_rare, misspelt, stem
+from ragsieve.text.words import absent_names, absent_words, is_rare, misspelt, stem
 
 NETTLE = "Nettle provides PBKDF2 with HMAC-SHA256 for deriving keys from passwords."
 
@@ -54,3 +54,15 @@ def test_a_misspelt_common_word_is_not_rare() -> None:
     assert not misspelt("scrypt") and not misspelt("pthreads") and not misspelt("kyber")
     assert is_rare("scrypt") and is_rare("gdbserver") and is_rare("submodules")
     assert absent("How many tackles did he accomlish?", "He made five solo tackles.") == []
+
+
+def test_a_name_in_code_form_no_text_holds_is_absent() -> None:
+    doc = "Memcheck's --leak-check=full calls ffi\\_prep\\_cif; see MIME.cache and Node.js."
+    q = "Does --leak-check or --freelist-vol call ffi_prep_cif on mime.cache, node.js or .docx?"
+    assert absent_names(q, doc) == ["--freelist-vol", ".docx"]
+    # abbreviations and prose are no names: "U.S.", "e.g.", a hyphenated word, a bare word
+    assert absent_names("Which U.S. state, e.g. a long-distance one, or Ohio?", "nothing") == []
+    assert absent_names("Is core.excludesFile or foo::bar() set?", "nothing") == [
+        "core.excludesFile",
+        "foo::bar",
+    ]

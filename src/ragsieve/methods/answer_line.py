@@ -26,7 +26,7 @@ from ragsieve.llm.control import without_control
 from ragsieve.metrics.answer import normalize_answer
 from ragsieve.rerank.bm25 import tokenize
 from ragsieve.text.markup import plain
-from ragsieve.text.words import absent_words, stem
+from ragsieve.text.words import absent_names, absent_words, stem
 from ragsieve.types import Answer, AnswerLine, Context, SourceSpan
 
 #: A question whose first word is one of these asks yes or no ("Are both ...?", "Did he ...?").
@@ -256,8 +256,10 @@ def unanswerable(question: str, context: Context, searched: list[str] | None = N
     the floor judges (its context carries the tagger's keep probabilities), it names a rare
     word that none of the ``searched`` texts (the retrieved candidates and the context)
     mentions in any form (:func:`~ragsieve.text.words.absent_words`: "Argon2" over a manual
-    that never says it). Other methods' candidates can be a few sentences (``saki``'s), too
-    little text to call a word absent, so they are not judged by it (docs/llm.md)."""
+    that never says it), or a name in code form that none holds
+    (:func:`~ragsieve.text.words.absent_names`: "--freelist-vol"). Other methods' candidates
+    can be a few sentences (``saki``'s), too little text to call a word absent, so they are not
+    judged by it (docs/llm.md)."""
     words = search_words(question)
     if not words:
         return "the question has no word to look for"
@@ -265,8 +267,9 @@ def unanswerable(question: str, context: Context, searched: list[str] | None = N
         return "nothing in the indexed documents was found for it"
     if searched is None or evidence(context) is None:
         return None
-    texts = [*searched, *(s.chunk.text for s in context.chunks)]
-    missing = absent_words(words, search_words(" ".join(texts)))
+    text = " ".join([*searched, *(s.chunk.text for s in context.chunks)])
+    missing = absent_words(words, search_words(text))  # lower case
+    missing += [n for n in absent_names(question, text) if n.lower() not in missing]
     if missing:
         named = ", ".join(f"'{w}'" for w in missing)
         return f"nothing found for it mentions {named}"

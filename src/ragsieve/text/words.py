@@ -1,6 +1,7 @@
 """Words a question names that the retrieved text never mentions: the question is not about
 these documents ("Which Nettle function computes Argon2 password hashes?" over a manual that
-never says "Argon2").
+never says "Argon2"). A name in code form (a flag, an identifier) counts whatever its words
+(:func:`absent_names`: "--freelist-vol").
 
 A question's word counts only when it is rare in English (wordfreq's Zipf frequency under
 :data:`RARE_ZIPF`: "argon2", "xpath", "mingw"), so a paraphrase ("timezone" for "Samoa Time",
@@ -14,10 +15,13 @@ docs/llm.md, "Words the documents never mention".
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-__all__ = ["RARE_ZIPF", "absent_words", "is_rare", "misspelt", "stem"]
+from ragsieve.text.markup import plain
+
+__all__ = ["RARE_ZIPF", "absent_names", "absent_words", "is_rare", "misspelt", "stem"]
 
 #: A word under this Zipf frequency in English (wordfreq: 3 is once per million words, 1 once
 #: per billion) is rare enough that the question is about it. Chosen on dev.
@@ -36,6 +40,13 @@ COMMON_ZIPF = 3.5
 #: its neighbour (Zipf 6: "of", "in", "the", "and"; once in a thousand words).
 FUNCTION_ZIPF = 6.0
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
+#: A name in code form: a long flag (``--ultra``), an identifier with ``_``, ``::`` or ``()``
+#: (``ffi_prep_cif``), a dotted name (``mime.cache``; each part two characters or more, so
+#: "U.S." and "e.g." are none), or a file extension after a space (``.docx``).
+_NAME = re.compile(
+    r"(?<![\w-])(?:--[A-Za-z][\w-]*|\w*_\w+|\w+(?:::\w+)+|\w+\(\)"
+    r"|(?<!\S)\.[a-z][a-z0-9]{1,5}\b|[A-Za-z]\w+(?:\.[A-Za-z]\w+)+)"
+)
 
 
 def stem(word: str) -> str:
@@ -131,3 +142,12 @@ def absent_words(question: Iterable[str], text: Iterable[str]) -> list[str]:
         if len(w) >= MIN_LETTERS and is_rare(w) and not _held(w, words, stems):
             out.append(w)
     return out
+
+
+def absent_names(question: str, text: str) -> list[str]:
+    """The names in code form (:data:`_NAME`) of ``question`` that ``text`` never holds, case
+    aside and Markdown's escapes read as their marks (``ffi\\_prep\\_cif``), in question
+    order, once each: a flag or a function the documents never mention ("--freelist-vol"),
+    however common its words."""
+    held = plain(text).lower()
+    return [n for n in dict.fromkeys(_NAME.findall(question)) if n.lower() not in held]
