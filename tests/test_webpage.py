@@ -105,3 +105,19 @@ build foo.o: cc foo.c
     assert "\\# If left unspecified, builds get the outer $cflags." in text
     assert "\n# a fenced comment\n" in text
     assert locate(text, text.index("build foo.o")) == "Build statements"
+
+
+def test_a_fence_opened_after_text_hides_no_heading(tmp_path: Path) -> None:
+    """trafilatura writes a ``<code>`` of two lines inside a paragraph as a fence opened at the
+    end of a line of text ("calls like ```"); that fence gets a line of its own, so the one
+    closing it opens nothing and the headings after it stay headings."""
+    html = f"""<html><body><h1>Generating files</h1><p>{BODY}</p><p><code>misc/syntax.py</code>
+is a Python module to generate Ninja files.  It allows you to make
+Python calls like <code class="literal">ninja.rule(name='foo', command='bar',
+depfile='$out.d')</code> and it writes the syntax.</p><h2>The phony rule</h2><p>{BODY * 2}</p>
+<h2>Pools</h2><p>Pools allow you to allocate one or more rules or edges a finite number of
+concurrent jobs, which is more tightly restricted than the default parallelism.</p>
+</body></html>"""
+    text = read_rich(_write(tmp_path, html)).text
+    assert [h[2] for h in headings(text)] == ["Generating files", "The phony rule", "Pools"]
+    assert locate(text, text.index("concurrent jobs")) == "Pools"

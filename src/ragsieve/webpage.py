@@ -195,7 +195,9 @@ class HeadingMarks:
         """The extracted Markdown with each marked heading as a ``#`` line (or plain text), and
         every other ``#`` line outside a code fence escaped (``\\#``): every heading of the page
         was marked, so such a line is page text, a comment of a ``<pre>`` block that
-        trafilatura wrote without a fence ("# If left unspecified, ...")."""
+        trafilatura wrote without a fence ("# If left unspecified, ..."). A fence trafilatura
+        opens after text on a line gets a line of its own (:data:`_FENCE_AFTER_TEXT`)."""
+        text = _FENCE_AFTER_TEXT.sub(r"\n\1", text)
         if self._marked:  # else the page was not parsed: its headings are trafilatura's own
             text = _unmarked_hashes(text)
         if self.token not in text:
@@ -204,6 +206,10 @@ class HeadingMarks:
         return self._inline.sub("", text)
 
 
+#: A code fence that trafilatura opens at the end of a line of text ("calls like ```"): Markdown
+#: reads no fence there, so the one that closes it would open a fence that runs on, hiding
+#: every heading after it. It goes on a line of its own.
+_FENCE_AFTER_TEXT = re.compile(r"(?<=\S)[ \t]*(`{3,})[ \t]*$", re.MULTILINE)
 #: A line that Markdown would read as a heading: up to three spaces, one to six ``#``, a space.
 _HASH_LINE = re.compile(r"^([ \t]{0,3})(#{1,6}(?:[ \t]|$))")
 #: A code fence's line (``` or ~~~, up to three spaces before it).
