@@ -2,7 +2,8 @@
 
 Each document of a ``corpus.jsonl`` (as ``fetch.py`` writes it: the readers' output) is split
 into sentences as the index splits it, and :func:`ragsieve.formats.locate` is asked where each
-one sits; printed per document that has any without one, and in all.
+one sits; printed per document that has headings or sentences without one (with its count of
+headings, :func:`ragsieve.formats.headings`), and in all.
 
     .venv/bin/python benchmarks/techdocs/where.py benchmarks/techdocs/cache/corpus.jsonl
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ragsieve.formats import locate
+    from ragsieve.formats import headings, locate
     from ragsieve.text.sentences import split_sentences
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -31,8 +32,9 @@ def main(argv: list[str] | None = None) -> int:
                 spans = split_sentences(doc["text"])
                 none = sum(1 for s, e in spans if not locate(doc["text"], s, e))
                 empty, total = empty + none, total + len(spans)
-                if none:
-                    rows.append(f"  {doc['id']}: {none} of {len(spans)}")
+                if none or headings(doc["text"]):
+                    n = len(headings(doc["text"]))
+                    rows.append(f"  {doc['id']}: {none} of {len(spans)}; {n} headings")
         print(f"{path}: {empty} of {total} sentences without a where")
         print("\n".join(rows))
     return 0
