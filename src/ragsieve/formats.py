@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsieve.errors import InputError
+from ragsieve.text.markup import code_fences, in_fence
 from ragsieve.webpage import (
     PERMALINK_MARKS,
     HeadingMarks,
@@ -66,8 +67,6 @@ PAGE_JOIN = " \f "
 PDF_END = "\n\f"
 #: A Markdown ATX heading: the closing ``#`` run needs a space before it (``# C#`` is "C#").
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
-#: A Markdown code fence (``` or ~~~, indented at most 3 spaces): ``#`` lines inside are code.
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 
 #: Whitespace runs longer than this are cut to it when a file is read: a million spaces
 #: overflow the BPE tokenizer's stack (tiktoken panics), and no text needs them.
@@ -182,23 +181,6 @@ def plain_markdown(text: str) -> str:
     return _MARKS_AROUND.sub("", " ".join("".join(out).split()))
 
 
-def _fences(text: str) -> list[tuple[int, int]]:
-    """The ``[start, end)`` spans of the Markdown code fences in ``text`` (an unclosed one
-    runs to the end): a ``#`` line inside a fence is code, not a heading."""
-    spans: list[tuple[int, int]] = []
-    opened: re.Match[str] | None = None
-    for m in _FENCE.finditer(text):
-        mark = m.group(1)
-        if opened is None:
-            opened = m
-        elif mark[0] == opened.group(1)[0] and len(mark) >= len(opened.group(1)):
-            spans.append((opened.start(), m.end()))
-            opened = None
-    if opened is not None:
-        spans.append((opened.start(), len(text)))
-    return spans
-
-
 @functools.lru_cache(maxsize=16)
 def headings(text: str) -> tuple[tuple[int, int, str], ...]:
     """The Markdown ``#`` headings of ``text`` as ``(offset, level, plain text)``, those inside
@@ -207,12 +189,10 @@ def headings(text: str) -> tuple[tuple[int, int, str], ...]:
     same document once per passage."""
     if "\f" in text:
         return ()
-    spans = _fences(text) if "```" in text or "~~~" in text else []
-    starts = [a for a, _ in spans]
+    spans = code_fences(text)
     out: list[tuple[int, int, str]] = []
     for m in _HEADING.finditer(text):
-        i = bisect.bisect_right(starts, m.start()) - 1
-        if i >= 0 and m.start() < spans[i][1]:
+        if in_fence(spans, m.start()):
             continue
         label = plain_markdown(m.group(2))
         if label:
@@ -232,10 +212,10 @@ def _front_matter_title(text: str) -> str:
 def _setext_h1(text: str) -> tuple[int, str]:
     """The offset and text of the first ``T`` over ``===`` heading in the first 20,000
     characters of ``text`` (outside code fences), or ``(-1, "")``."""
-    spans, pos = _fences(text[:20_000]), 0
+    spans, pos = code_fences(text[:20_000]), 0
     lines = text[:20_000].split("\n")
     for above, line in itertools.pairwise(lines):
-        inside = any(a <= pos < b for a, b in spans)
+        inside = in_fence(spans, pos)
         plain = above.strip() and not above.startswith(("#", "    "))
         if not inside and plain and _SETEXT_H1.match(line):
             return pos, plain_markdown(above)

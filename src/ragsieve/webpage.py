@@ -18,6 +18,8 @@ import secrets
 from html.parser import HTMLParser
 from typing import Any
 
+from ragsieve.text.markup import code_fences, in_fence
+
 #: Marks that page generators put beside a heading as its permalink (Sphinx's pilcrow, a
 #: section sign, a link symbol, Font Awesome's link glyph): never part of a title or heading.
 PERMALINK_MARKS = "\u00b6\u00a7\U0001f517\uf0c1"
@@ -211,25 +213,15 @@ class HeadingMarks:
 #: every heading after it. It goes on a line of its own.
 _FENCE_AFTER_TEXT = re.compile(r"(?<=\S)[ \t]*(`{3,})[ \t]*$", re.MULTILINE)
 #: A line that Markdown would read as a heading: up to three spaces, one to six ``#``, a space.
-_HASH_LINE = re.compile(r"^([ \t]{0,3})(#{1,6}(?:[ \t]|$))")
-#: A code fence's line (``` or ~~~, up to three spaces before it).
-_FENCE_LINE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_HASH_LINE = re.compile(r"^( {0,3})(#{1,6}(?:[ \t]|$))", re.MULTILINE)
 
 
 def _unmarked_hashes(text: str) -> str:
     """``text`` with the ``#`` heading lines outside code fences escaped (``\\# ...``)."""
     if "#" not in text:
         return text
-    lines = text.split("\n")
-    fence = ""
-    for i, line in enumerate(lines):
-        m = _FENCE_LINE.match(line)
-        if m is not None:
-            mark = m.group(1)
-            if not fence:
-                fence = mark
-            elif mark[0] == fence[0] and len(mark) >= len(fence):
-                fence = ""
-        elif not fence:
-            lines[i] = _HASH_LINE.sub(r"\1\\\2", line)
-    return "\n".join(lines)
+    spans = code_fences(text)
+    return _HASH_LINE.sub(
+        lambda m: m.group() if in_fence(spans, m.start()) else f"{m.group(1)}\\{m.group(2)}",
+        text,
+    )

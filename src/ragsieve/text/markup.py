@@ -1,4 +1,7 @@
-"""A span of document text shown as plain text: the Markdown inline markup that HTML and
+"""Markdown's syntax read from document text: a span shown as plain text, and where the code
+fences are (a ``#`` line inside one is code, not a heading).
+
+A span of document text shown as plain text: the Markdown inline markup that HTML and
 Markdown sources carry (a link's URL, a backslash escape, emphasis stars) is not part of an
 answer ("[RFC8878](https://...)" answers "RFC8878"; "$XDG\\_CONFIG\\_HOME" is
 "$XDG_CONFIG_HOME").
@@ -12,10 +15,13 @@ so do underscores (identifiers: ``__NOGLOBS__``) and a backslash before anything
 
 from __future__ import annotations
 
+import bisect
 import re
 
-__all__ = ["plain"]
+__all__ = ["code_fences", "in_fence", "plain"]
 
+#: A code fence's line (``` or ~~~, indented at most 3 spaces): ``#`` lines inside are code.
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 #: ``[text](url "title")`` and ``![alt](src)``: the text stays.
 _LINK = re.compile(r"!?\[([^\]\n]*)\]\(\s*<?[^)\s>]*>?(?:\s+\"[^\"\n]*\")?\s*\)")
 #: A backslash before ASCII punctuation (CommonMark's escapable characters).
@@ -32,3 +38,28 @@ def plain(text: str) -> str:
     out = _STARS.sub(r"\2", out)
     out = _ESCAPE.sub(r"\1", out)
     return _LOOSE.sub("", out.strip()).strip()
+
+
+def code_fences(text: str) -> list[tuple[int, int]]:
+    """The ``[start, end)`` spans of the Markdown code fences in ``text``, in order (an unclosed
+    one runs to the end; a fence closes on a run of its own mark at least as long)."""
+    if "```" not in text and "~~~" not in text:
+        return []
+    spans: list[tuple[int, int]] = []
+    opened: re.Match[str] | None = None
+    for m in _FENCE.finditer(text):
+        mark = m.group(1)
+        if opened is None:
+            opened = m
+        elif mark[0] == opened.group(1)[0] and len(mark) >= len(opened.group(1)):
+            spans.append((opened.start(), m.end()))
+            opened = None
+    if opened is not None:
+        spans.append((opened.start(), len(text)))
+    return spans
+
+
+def in_fence(spans: list[tuple[int, int]], at: int) -> bool:
+    """Whether offset ``at`` lies inside one of ``spans`` (:func:`code_fences`)."""
+    i = bisect.bisect_right([a for a, _ in spans], at) - 1
+    return i >= 0 and at < spans[i][1]
