@@ -62,6 +62,9 @@ def test_a_name_in_code_form_no_text_holds_is_absent() -> None:
     assert absent_names(q, doc) == ["--freelist-vol", ".docx"]
     # abbreviations and prose are no names: "U.S.", "e.g.", a hyphenated word, a bare word
     assert absent_names("Which U.S. state, e.g. a long-distance one, or Ohio?", "nothing") == []
+    # two words run together at a full stop are prose, not a name
+    assert absent_names("What did Apple Inc.suggest in the city.It was?", "nothing") == []
+    assert absent_names("What is git's gc.auto default?", "git gc runs") == ["gc.auto"]
     assert absent_names("Is core.excludesFile or foo::bar() set?", "nothing") == [
         "core.excludesFile",
         "foo::bar",

@@ -47,6 +47,8 @@ _NAME = re.compile(
     r"(?<![\w-])(?:--[A-Za-z][\w-]*|\w*_\w+|\w+(?:::\w+)+|\w+\(\)"
     r"|(?<!\S)\.[a-z][a-z0-9]{1,5}\b|[A-Za-z]\w+(?:\.[A-Za-z]\w+)+)"
 )
+#: Two words run together at a full stop, not a name: "Apple Inc.suggest", "the city.It".
+_PROSE_JOIN = re.compile(r"[A-Z][a-z]+\.[a-z]+|[a-z]+\.[A-Z][a-z]+")
 
 
 def stem(word: str) -> str:
@@ -150,4 +152,5 @@ def absent_names(question: str, text: str) -> list[str]:
     order, once each: a flag or a function the documents never mention ("--freelist-vol"),
     however common its words."""
     held = plain(text).lower()
-    return [n for n in dict.fromkeys(_NAME.findall(question)) if n.lower() not in held]
+    names = (n for n in _NAME.findall(question) if not _PROSE_JOIN.fullmatch(n))
+    return [n for n in dict.fromkeys(names) if n.lower() not in held]
