@@ -65,6 +65,10 @@ def test_a_name_in_code_form_no_text_holds_is_absent() -> None:
     # two words run together at a full stop are prose, not a name
     assert absent_names("What did Apple Inc.suggest in the city.It was?", "nothing") == []
     assert absent_names("What is git's gc.auto default?", "git gc runs") == ["gc.auto"]
+    # a version number: a release the text never mentions ("3.19.0" holds "3.19")
+    v = "Does Valgrind 3.19 or 1.0.2 run there, at 2.5 times the speed?"
+    assert absent_names(v, "Valgrind 3.19.0 runs; 2.5 times") == ["1.0.2"]
+    assert absent_names("Is it 10.5 million?", "It is $10.5 million.") == []
     assert absent_names("Is core.excludesFile or foo::bar() set?", "nothing") == [
         "core.excludesFile",
         "foo::bar",

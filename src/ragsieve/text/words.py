@@ -1,7 +1,7 @@
 """Words a question names that the retrieved text never mentions: the question is not about
 these documents ("Which Nettle function computes Argon2 password hashes?" over a manual that
-never says "Argon2"). A name in code form (a flag, an identifier) counts whatever its words
-(:func:`absent_names`: "--freelist-vol").
+never says "Argon2"). A name in code form (a flag, an identifier, a version number) counts
+whatever its words (:func:`absent_names`: "--freelist-vol", "Valgrind 3.19").
 
 A question's word counts only when it is rare in English (wordfreq's Zipf frequency under
 :data:`RARE_ZIPF`: "argon2", "xpath", "mingw"), so a paraphrase ("timezone" for "Samoa Time",
@@ -42,10 +42,12 @@ FUNCTION_ZIPF = 6.0
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 #: A name in code form: a long flag (``--ultra``), an identifier with ``_``, ``::`` or ``()``
 #: (``ffi_prep_cif``), a dotted name (``mime.cache``; each part two characters or more, so
-#: "U.S." and "e.g." are none), or a file extension after a space (``.docx``).
+#: "U.S." and "e.g." are none), a file extension after a space (``.docx``), or a version
+#: number (``3.19``, ``1.0.2``).
 _NAME = re.compile(
     r"(?<![\w-])(?:--[A-Za-z][\w-]*|\w*_\w+|\w+(?:::\w+)+|\w+\(\)"
-    r"|(?<!\S)\.[a-z][a-z0-9]{1,5}\b|[A-Za-z]\w+(?:\.[A-Za-z]\w+)+)"
+    r"|(?<!\S)\.[a-z][a-z0-9]{1,5}\b|[A-Za-z]\w+(?:\.[A-Za-z]\w+)+"
+    r"|(?<![.\d])\d+(?:\.\d+)+(?![.\d]*\d))"
 )
 #: Two words run together at a full stop, not a name: "Apple Inc.suggest", "the city.It".
 _PROSE_JOIN = re.compile(r"[A-Z][a-z]+\.[a-z]+|[a-z]+\.[A-Z][a-z]+")
