@@ -66,9 +66,11 @@ def test_a_name_in_code_form_no_text_holds_is_absent() -> None:
     assert absent_names("What did Apple Inc.suggest in the city.It was?", "nothing") == []
     assert absent_names("What is git's gc.auto default?", "git gc runs") == ["gc.auto"]
     # a version number: a release the text never mentions ("3.19.0" holds "3.19")
-    v = "Does Valgrind 3.19 or 1.0.2 run there, at 2.5 times the speed?"
-    assert absent_names(v, "Valgrind 3.19.0 runs; 2.5 times") == ["1.0.2"]
+    v = "Does Valgrind 3.19 or 1.0.2 run there, or Python 3.11?"
+    assert absent_names(v, "Valgrind 3.19.0 runs; Python 3.12") == ["1.0.2", "3.11"]
     assert absent_names("Is it 10.5 million?", "It is $10.5 million.") == []
+    # a number with one dot is a release only after a product's name; else a quantity
+    assert absent_names("Who hit 0.300 in 7 seasons, 2.5 times?", "a .300 hitter") == []
     assert absent_names("Is core.excludesFile or foo::bar() set?", "nothing") == [
         "core.excludesFile",
         "foo::bar",

@@ -43,12 +43,14 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 #: A name in code form: a long flag (``--ultra``), an identifier with ``_``, ``::`` or ``()``
 #: (``ffi_prep_cif``), a dotted name (``mime.cache``; each part two characters or more, so
 #: "U.S." and "e.g." are none), a file extension after a space (``.docx``), or a version
-#: number (``3.19``, ``1.0.2``).
+#: number (``1.0.2``; ``3.19`` after a product's name, :func:`_is_name`).
 _NAME = re.compile(
     r"(?<![\w-])(?:--[A-Za-z][\w-]*|\w*_\w+|\w+(?:::\w+)+|\w+\(\)"
     r"|(?<!\S)\.[a-z][a-z0-9]{1,5}\b|[A-Za-z]\w+(?:\.[A-Za-z]\w+)+"
     r"|(?<![.\d])\d+(?:\.\d+)+(?![.\d]*\d))"
 )
+#: A number with one dot: a release after a product's name, else a quantity.
+_DECIMAL = re.compile(r"\d+\.\d+")
 #: Two words run together at a full stop, not a name: "Apple Inc.suggest", "the city.It".
 _PROSE_JOIN = re.compile(r"[A-Z][a-z]+\.[a-z]+|[a-z]+\.[A-Z][a-z]+")
 
@@ -154,5 +156,18 @@ def absent_names(question: str, text: str) -> list[str]:
     order, once each: a flag or a function the documents never mention ("--freelist-vol"),
     however common its words."""
     held = plain(text).lower()
-    names = (n for n in _NAME.findall(question) if not _PROSE_JOIN.fullmatch(n))
+    names = (m.group() for m in _NAME.finditer(question) if _is_name(question, m))
     return [n for n in dict.fromkeys(names) if n.lower() not in held]
+
+
+def _is_name(question: str, m: re.Match[str]) -> bool:
+    """Whether the match ``m`` of :data:`_NAME` names something: not two words run together at
+    a full stop (:data:`_PROSE_JOIN`), and a number with one dot only after a product's name
+    ("Valgrind 3.19"), since elsewhere it is a quantity ("a 0.300 batting average")."""
+    name = m.group()
+    if _PROSE_JOIN.fullmatch(name):
+        return False
+    if _DECIMAL.fullmatch(name):
+        before = question[: m.start()].split()
+        return bool(before) and before[-1][:1].isupper()
+    return True
