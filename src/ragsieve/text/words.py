@@ -116,24 +116,21 @@ def _held(word: str, words: set[str], stems: set[str]) -> bool:
         for w in _edits(word, set("".join(pool))) & pool
     ):
         return True  # a slip: "brittish" for "british", "paly" for "play"
-    # two words written as one: "timezone" for "time zone"
-    if any(
-        word.startswith(w) and word[len(w) :] in words
-        for w in words
-        if len(w) >= MIN_LETTERS and len(word) - len(w) >= MIN_LETTERS
-    ):
-        return True
-    return _joined_to_function_word(word, words, stems)
+    return _two_words(word, words, stems)
 
 
-def _joined_to_function_word(word: str, words: set[str], stems: set[str]) -> bool:
-    """Whether ``word`` is a word of the text run into a function word, which the search words
-    never hold ("massof" for "mass of", "in2014" for "in 2014")."""
+def _two_words(word: str, words: set[str], stems: set[str]) -> bool:
+    """Whether ``word`` is two words written as one: both the text's ("timezone" for "time
+    zone"), or a word of the text run into a function word, which the search words never hold
+    ("massof" for "mass of", "in2014" for "in 2014")."""
     for i in range(2, len(word) - 1):
-        for short, rest in ((word[:i], word[i:]), (word[i:], word[:i])):
-            if len(short) > 3 or len(rest) < MIN_LETTERS or _zipf(short) < FUNCTION_ZIPF:
+        head, tail = word[:i], word[i:]
+        if min(len(head), len(tail)) >= MIN_LETTERS and head in words and tail in words:
+            return True
+        for short, rest in ((head, tail), (tail, head)):
+            if len(short) > 3 or len(rest) < MIN_LETTERS:
                 continue
-            if rest in words or stem(rest) in stems:
+            if (rest in words or stem(rest) in stems) and _zipf(short) >= FUNCTION_ZIPF:
                 return True
     return False
 
