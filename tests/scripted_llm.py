@@ -67,10 +67,12 @@ def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
 
 @dataclass
 class Script:
-    """Feedback replies served in order (the last repeats); every call is logged."""
+    """Feedback replies served in order (the last repeats); answer calls reply ``answers`` in
+    order (the last repeats), or "answer N" where none are given; every call is logged."""
 
     feedback: list[str]
     calls: list[dict[str, Any]] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)
 
     def reply(self, messages: list[dict[str, str]]) -> tuple[str, dict[str, int]]:
         content = messages[-1]["content"]
@@ -82,7 +84,8 @@ class Script:
         n = sum(c["kind"] == "answer" for c in self.calls)
         chunks = len(re.findall(r"(?m)^\[\d+\] ", content))
         self.calls.append({"kind": "answer", "chunks": chunks})
-        return f"answer {n}", {"prompt_tokens": 100 + n, "completion_tokens": 3}
+        text = self.answers[min(n, len(self.answers) - 1)] if self.answers else f"answer {n}"
+        return text, {"prompt_tokens": 100 + n, "completion_tokens": 3}
 
     def kinds(self) -> list[str]:
         return [c["kind"] for c in self.calls]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ragsieve.errors import ConfigError
 from ragsieve.methods.base import Method, MethodDef, Retrieval, first_stage
 from ragsieve.methods.trace import scored_trace, selection_trace, timed
+from ragsieve.methods.widen import WIDEN, Widen
 from ragsieve.retrieve import get_retriever
 from ragsieve.retrieve.base import DocFilter
 from ragsieve.select.base import Selection, make_context
@@ -45,6 +46,9 @@ class TaggerConfig(TaggerSettings):
     budget: int | None = None
     #: A tagger folder (``ragsieve train-tagger --out DIR``); None: the shipped model.
     model: str | None = None
+    #: A second reading over a wider context when the reply says "I don't know"
+    #: (:mod:`ragsieve.methods.widen`): ``off``, ``passages`` or ``fill``.
+    widen: str = "off"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -54,6 +58,8 @@ class TaggerConfig(TaggerSettings):
             raise ConfigError(f"unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
         if self.budget is not None and self.budget < 1:
             raise ConfigError(f"budget must be a positive number of tokens, got {self.budget}")
+        if self.widen not in WIDEN:
+            raise ConfigError(f"widen must be one of {', '.join(WIDEN)}, got {self.widen!r}")
 
 
 _TAGGERS: dict[str | None, OnnxTagger] = {}
@@ -271,6 +277,10 @@ class TaggerMethod(Method):
         self.config: TaggerConfig = config or TaggerConfig()
         self.retriever = get_retriever(self.config.retriever, index)
         self.tagger = get_tagger(self.config.model)
+        #: The stage :meth:`answer` hands the first answer to (SAGE's feedback slot).
+        self.feedback = (
+            Widen(self.config.widen, self.config.budget) if self.config.widen != "off" else None
+        )
 
     def gives_spans(self) -> bool:
         return self.tagger.has_span
