@@ -192,6 +192,12 @@ class LlamaCppLLM(ChatModel):
     ``temperature>0`` the fixed ``seed`` keeps runs reproducible. ``loop_guard`` stops a reply
     that loops and ``short_answer`` ends an answer at its first line (a small model's
     answer looped to the 256-token cap); both are on by default (see :meth:`_complete`).
+
+    ``cache_prompt`` (off by default) lets llama.cpp reuse the KV cache of the previous prompt's
+    common prefix. A reused prefix is evaluated in other batches than a fresh one, and the last
+    logits move enough to change a greedy reply: with it on, the same prompt asked twice gave
+    another SmolLM2 reply on 6 of 12 dev prompts, and a reply depended on the prompt before it.
+    Off, a reply depends on its prompt alone (docs/llm.md, "The same question, the same reply").
     """
 
     def __init__(
@@ -206,6 +212,7 @@ class LlamaCppLLM(ChatModel):
         loop_guard: bool = True,
         short_answer: bool = True,
         span_first: bool = False,
+        cache_prompt: bool = False,
     ) -> None:
         if n_ctx < 16:
             raise ConfigError(f"n_ctx must be at least 16, got {n_ctx}")
@@ -222,6 +229,7 @@ class LlamaCppLLM(ChatModel):
         #: The tagger's answer span, where sure, is the answer line instead of this reader's
         #: reply (on for the packaged readers, measured weaker than the span: docs/llm.md).
         self.span_first = span_first
+        self.cache_prompt = cache_prompt
         #: Replies the loop guard stopped (finish_reason "loop") since this object was made.
         self.loops_stopped = 0
         self._server: Any = None
@@ -339,6 +347,7 @@ class LlamaCppLLM(ChatModel):
         server = self._engine()
         body = {k: v for k, v in request.items() if k != "messages"}
         body["prompt"] = self.prompt_tokens(request["messages"])
+        body["cache_prompt"] = self.cache_prompt  # off: the reply depends on this prompt alone
         with self._gen_lock:
             try:
                 if stream is None:
