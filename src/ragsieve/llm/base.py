@@ -77,8 +77,8 @@ def register_llm(name: str, factory: Factory) -> None:
 def get_llm(spec: str = DEFAULT_SPEC, **kwargs: Any) -> LLM:
     """Build the backend named by ``spec``; ``kwargs`` go to the backend's constructor.
 
-    Local backends accept ``n_ctx``, ``n_threads``, ``seed``, ``verbose``, ``cache_prompt``; the OpenAI backend
-    accepts ``api_key``, ``timeout``, ``max_retries``, ``backoff``.
+    Local backends accept ``n_ctx``, ``n_threads``, ``seed``, ``verbose``, ``cache_prompt``;
+    the OpenAI backend accepts ``api_key``, ``timeout``, ``max_retries``, ``backoff``.
     """
     spec = (spec or "").strip()
     try:
