@@ -47,7 +47,9 @@ class TaggerConfig(TaggerSettings):
     #: A tagger folder (``ragsieve train-tagger --out DIR``); None: the shipped model.
     model: str | None = None
     #: A second reading over a wider context when the reply says "I don't know"
-    #: (:mod:`ragsieve.methods.widen`): ``off``, ``passages`` or ``fill``.
+    #: (:mod:`ragsieve.methods.widen`): ``off``, ``passages`` or ``fill``. Off by its dev rule
+    #: (docs/llm.md, "A second reading when the reader does not know"): a strong reader's "I
+    #: don't know" was as often a right abstention as a missing sentence.
     widen: str = "off"
 
     def __post_init__(self) -> None:
