@@ -39,6 +39,11 @@ def test_yes_no_questions_by_their_first_word() -> None:
     # An auxiliary first, then a wh-word: a name, not yes or no (a dev question).
     assert not is_yes_no("Will Ferrell had a role in the 2010 film directed by whom?")
     assert not is_yes_no("Is the director of Up born in which city?")
+    # A wh-word that opens a relative clause asks nothing (a techdocs dev question, "No").
+    assert is_yes_no("Can a negated pattern re-include a file whose parent directory is excluded?")
+    assert is_yes_no("Do both films have directors who are from the same country?")
+    assert not is_yes_no("Can Valgrind attach to a running program, and which tool can then?")
+    assert not is_yes_no("Is the capital of Peru, where?")
     # An auxiliary first, then "or": it asks which of the two.
     assert not is_yes_no("Was Ada or Bob born first?")
     assert not is_yes_no("Is it 1822 or 1823?") and is_yes_no("Is it ordinary?")

@@ -47,6 +47,13 @@ WH_WORDS = frozenset({"what", "which", "who", "whom", "whose", "where", "when", 
 CHOICE_WORDS = 8
 
 _FIRST_WORD = re.compile(r"[A-Za-z']+")
+#: Words and clause marks (``,`` ``;`` ``:``), in order: what :func:`_wh_asks` reads.
+_WH_CONTEXT = re.compile(r"[A-Za-z0-9'_-]+|[,;:]")
+#: A wh-word after one of these asks ("directed by whom?", "and which tool").
+_WH_AFTER = frozenset(
+    {"and", "or", "but", "by", "to", "of", "in", "on", "at", "for", "from", "with", "about"}
+    | {"into", "is", "are", "was", "were", "be"}
+)
 _QUOTES = "\"'“”‘’ \t"
 _YES_OR_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s")
@@ -83,15 +90,32 @@ _WORDS = re.compile(r"\w+")
 
 
 def is_yes_no(question: str) -> bool:
-    """Whether ``question`` asks yes or no: its first word is an auxiliary, and neither a wh-word
-    (:data:`WH_WORDS`) nor "or" follows ("Was Ada or Bob born first?" asks which)."""
+    """Whether ``question`` asks yes or no: its first word is an auxiliary, no wh-word
+    (:data:`WH_WORDS`) asks (:func:`_wh_asks`: "directed by whom?"; "a file whose parent ..."
+    does not), and "or" does not follow ("Was Ada or Bob born first?" asks which)."""
     words = [w.lower() for w in _FIRST_WORD.findall(question)]
     return (
         bool(words)
         and words[0] in YES_NO_FIRST
-        and not WH_WORDS.intersection(words[1:])
+        and not _wh_asks(question)
         and "or" not in words[1:]
     )
+
+
+def _wh_asks(question: str) -> bool:
+    """Whether a wh-word after the first word asks: it ends the question, follows a comma,
+    semicolon or colon, or follows a preposition, a conjunction or a form of "be" ("directed by
+    whom?", "..., and which tool"). After any other word it opens a relative clause ("a file
+    whose parent", "directors who were")."""
+    tokens = list(_WH_CONTEXT.finditer(question))
+    for i, m in enumerate(tokens[1:], start=1):
+        if m.group(0).lower() not in WH_WORDS:
+            continue
+        before = tokens[i - 1].group(0).lower()
+        last = all(not t.group(0)[0].isalnum() for t in tokens[i + 1 :])
+        if last or before in _WH_AFTER or not before[0].isalnum():
+            return True
+    return False
 
 
 def said_yes_no(reply: str) -> str | None:
