@@ -195,10 +195,10 @@ class LlamaCppLLM(ChatModel):
 
     ``cache_prompt`` (off by default) lets llama.cpp reuse the KV cache of the previous prompt's
     common prefix. A reused prefix is evaluated in other batches than a fresh one, and the last
-    logits move enough to change a greedy reply: with it on, the same prompt asked twice gave
-    another SmolLM2 reply on 6 of 12 dev prompts, and a reply depended on the prompt before it.
-    Off, a reply depends on its prompt alone (docs/llm.md, "The same question, the same reply").
-    """
+    logits move enough to change a greedy reply: with it on, the same prompt asked again could
+    get another reply, and a reply depended on the prompt before it. Off, a reply depends on its
+    prompt alone, at the cost of reading every prompt's start again (docs/llm.md, "The same
+    question, the same reply")."""
 
     def __init__(
         self,

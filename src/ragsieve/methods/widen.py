@@ -83,9 +83,8 @@ class Widen:
     protocol of SAGE's :class:`~ragsieve.methods.feedback.SelfFeedback`): an answer whose reply
     is "I don't know" is answered again over :func:`wider_context`."""
 
-    def __init__(self, how: str, budget: int | None) -> None:
-        self.fill = how == "fill"
-        self.how = how
+    def __init__(self, mode: str, budget: int | None) -> None:
+        self.mode = mode  # one of WIDEN but "off"
         self.budget = budget
 
     def run(self, name: str, r: Retrieval, first: Answer, llm: LLM, how: AnswerCall) -> Answer:
@@ -93,14 +92,14 @@ class Widen:
         prompt fits what is left of the question's total budget; else the second answer."""
         if not said_unknown(first.text):
             return first
-        wide = wider_context(first.context, r.candidates, self.budget, self.fill)
+        wide = wider_context(first.context, r.candidates, self.budget, self.mode == "fill")
         if wide is None:
-            return _noted(first, {"how": self.how, "stop": "unchanged"})
+            return _noted(first, {"how": self.mode, "stop": "unchanged"})
         messages = build_answer_messages(
             r.question, [s.chunk.text for s in wide.chunks], how.options
         )
         if not how.budget(llm).room(messages):
-            return _noted(first, {"how": self.how, "stop": "budget"})
+            return _noted(first, {"how": self.mode, "stop": "budget"})
         again = Retrieval(r.question, wide, r.candidates, r.trace, r.timings, r.span)
         second = generate_answer(name, again, llm, how, call="LLM answer 2 (wider context)")
         usage = first.usage + second.usage
@@ -112,7 +111,7 @@ class Widen:
                 "completion_tokens": usage.completion_tokens,
             },
             "widen": {
-                "how": self.how,
+                "how": self.mode,
                 "stop": "answered",
                 "first_reply": first.text,
                 "first_context_tokens": first.context.n_tokens,
