@@ -67,6 +67,7 @@ PLAIN_TEXT_FIELDS = frozenset(
         "order",
         "source",
         "span_link",
+        "widen",
     }
 )
 
