@@ -132,7 +132,8 @@ sha256, under "Run".
 
 AdamW lr {cfg["lr"]} (heads {cfg["head_lr"]}), warm-up {cfg["warmup"]}, linear decay, batch
 {cfg["batch_size"]}, {cfg["epochs"]} pass(es), HotpotQA sentence-gold examples
-x{cfg["hotpot_repeat"]}, {cfg["vary_rate"]} of the passages cut to 1-10 sentences; loss =
+x{cfg["hotpot_repeat"]}, look-alike answers x{cfg.get("look_alike_repeat", 1)},
+{cfg["vary_rate"]} of the passages cut to 1-10 sentences; loss =
 sentence BCE + {cfg["mil_weight"]} x MIL (paragraph gold) + {cfg["listwise_weight"]} x listwise
 CE over a passage's sentences + {cfg["passage_weight"]} x passage BCE + {teacher}; word
 embeddings frozen; {precision}.

@@ -35,6 +35,7 @@ import numpy as np
 from ragsieve.errors import ConfigError
 from ragsieve.tag.encode import NO_SENTENCE, PassageEncoder, find_answer, load_tokenizer
 from ragsieve.tag.fit.data import UNKNOWN, Example, SourceSizes, vary_lengths
+from ragsieve.tag.fit.entity import add_look_alikes
 from ragsieve.tag.fit.junk import add_junk
 from ragsieve.tag.fit.net import (
     build_net,
@@ -87,6 +88,10 @@ class TaggerTrainConfig:
     #: Weight of the span head's start/end cross-entropy (as the other auxiliary
     #: terms' 0.5). 0 trains no span target (the head stays at its initial weights).
     span_weight: float = 0.5
+    #: Positive examples whose gold sentence holds a look-alike of the answer (another number
+    #: or name, ``tag.fit.entity.look_alike``) are seen this often: hard span examples for the
+    #: wrong entity of one sentence. 1 (the shipped model) adds none.
+    look_alike_repeat: int = 1
     freeze_embeddings: bool = True
     #: Dev examples scored per source after training (the first ones, in file order).
     dev_per_source: int = 400
@@ -338,9 +343,10 @@ def train_net(
 
 def mix(train_ex: list[Example], cfg: TaggerTrainConfig, seed: int) -> list[Example]:
     """What one pass reads: a share cut to shorter windows (:func:`vary_lengths`), a share
-    given layout lines (:func:`add_junk`) and the HotpotQA sentence-gold examples
-    ``hotpot_repeat`` times."""
+    given layout lines (:func:`add_junk`), the HotpotQA sentence-gold examples
+    ``hotpot_repeat`` times and those with a look-alike answer ``look_alike_repeat`` times."""
     out = vary_lengths(train_ex, random.Random(seed + 7), cfg.vary_rate)
     if cfg.junk_rate:
         out = add_junk(out, random.Random(seed + 11), cfg.junk_rate)
-    return out + [e for e in out if e.source == "hotpot"] * (cfg.hotpot_repeat - 1)
+    out = out + [e for e in out if e.source == "hotpot"] * (cfg.hotpot_repeat - 1)
+    return add_look_alikes(out, cfg.look_alike_repeat)
