@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ragsieve.errors import ConfigError
-from ragsieve.llm import get_llm
+from ragsieve.llm import build_answer_messages, get_llm
 from ragsieve.llm.gguf import smollm2_path
 from ragsieve.llm.local import LlamaCppLLM
 from ragsieve.llm.server import ServerOptions, ServerProcess, start_server
@@ -29,6 +29,18 @@ def smollm2_file() -> Path:
         return smollm2_path()
     except ConfigError as exc:
         pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def corpus_prompts(corpus_dir: Path) -> list[list[dict[str, str]]]:
+    """Answer prompts over the sample corpus's paragraphs, a few questions each: prompts that
+    share their start, where llama.cpp's prompt cache would reuse the one before."""
+    asks = ["When was it made?", "Who found it?", "What is it made of?", "Where is it now?"]
+    out = []
+    for path in sorted(corpus_dir.glob("*.md")):
+        paras = [p for p in path.read_text(encoding="utf-8").split("\n\n") if len(p) > 80]
+        out += [build_answer_messages(q, paras[:4]) for q in asks]
+    return out
 
 
 @pytest.fixture(scope="session")

@@ -37,21 +37,13 @@ def test_temperature_zero_is_deterministic(local_llm: LlamaCppLLM) -> None:
     assert local_llm.generate(msgs, max_tokens=16) == first
 
 
-def _corpus_prompts(corpus_dir: Path) -> list[list[dict[str, str]]]:
-    """Answer prompts over the sample corpus's paragraphs, a few questions each."""
-    asks = ["When was it made?", "Who found it?", "What is it made of?", "Where is it now?"]
-    out = []
-    for path in sorted(corpus_dir.glob("*.md")):
-        paras = [p for p in path.read_text(encoding="utf-8").split("\n\n") if len(p) > 80]
-        out += [build_answer_messages(q, paras[:4]) for q in asks]
-    return out
-
-
-def test_a_reply_depends_on_its_prompt_alone(local_llm: LlamaCppLLM, corpus_dir: Path) -> None:
+def test_a_reply_depends_on_its_prompt_alone(
+    local_llm: LlamaCppLLM, corpus_prompts: list[list[dict[str, str]]]
+) -> None:
     """llama.cpp's prompt cache, left on (``cache_prompt=True``), changed 2 of these 16 greedy
     replies when the prompts came in reverse order; off (the default), the same prompt gets
     the same reply whatever came before."""
-    prompts = _corpus_prompts(corpus_dir)
+    prompts = corpus_prompts
     assert len(prompts) >= 12 and not local_llm.cache_prompt
     first = [local_llm.generate(m, max_tokens=24).text for m in prompts]
     again = [local_llm.generate(m, max_tokens=24).text for m in prompts]

@@ -37,6 +37,18 @@ def test_grounded_answer_over_http(llama_server: ServerProcess) -> None:
     assert llm.generate(msgs, max_tokens=48).text == gen.text
 
 
+def test_a_reply_over_http_depends_on_its_prompt_alone(
+    llama_server: ServerProcess, corpus_prompts: list[list[dict[str, str]]]
+) -> None:
+    """The client sends no ``cache_prompt`` (other OpenAI-compatible servers refuse unknown
+    fields), so the server's default decides: off, the same prompt gets the same reply in any
+    order, as in-process (with llama.cpp's default on, 2 of these 16 changed in reverse)."""
+    llm = OpenAICompatLLM("smollm2", llama_server.base_url, api_key=llama_server.api_key)
+    first = [llm.generate(m, max_tokens=24).text for m in corpus_prompts]
+    backwards = [llm.generate(m, max_tokens=24).text for m in reversed(corpus_prompts)]
+    assert backwards[::-1] == first
+
+
 def test_stop_and_max_tokens_over_http(llama_server: ServerProcess) -> None:
     llm = OpenAICompatLLM("smollm2", llama_server.base_url, api_key=llama_server.api_key)
     gen = llm.generate([{"role": "user", "content": "Tell me a story."}], max_tokens=3)
@@ -76,6 +88,7 @@ def test_options_reach_the_child_as_flags_and_the_key_does_not(
         *("--host", "127.0.0.1", "--n-ctx", "4096", "--port", "8123"),
         *("--n-threads", "2", "--alias", "m", "--verbose"),
     ]
+    assert ServerOptions(cache_prompt=True).flags()[-1] == "--cache-prompt"
     assert "k3y" not in repr(options)
     cmdline = Path(f"/proc/{llama_server.pid}/cmdline").read_bytes().split(b"\0")
     assert cmdline[cmdline.index(b"--alias") + 1] == b"smollm2"

@@ -53,6 +53,10 @@ class ServerOptions:
     threads (None: :func:`~ragsieve.llm.local.default_threads`), the API key it asks for ("":
     none), the model name ``/v1/models`` reports ("": the file's) and whether it logs.
 
+    ``cache_prompt`` is the server's default for a request that does not say (llama.cpp's is
+    on): off, as in :class:`~ragsieve.llm.local.LlamaCppLLM`, a reply depends on its prompt
+    alone, not on the prompt before it (docs/llm.md); a client may still ask for the cache.
+
     ``port`` None is a free port for :func:`start_server` (a child must not collide) and
     :data:`DEFAULT_PORT` for :func:`serve`.
     """
@@ -64,6 +68,7 @@ class ServerOptions:
     api_key: str = field(default="", repr=False)
     alias: str = ""
     verbose: bool = False
+    cache_prompt: bool = False
 
     def flags(self) -> list[str]:
         """The child's command-line flags (:func:`main`) for these options, except the API
@@ -77,6 +82,8 @@ class ServerOptions:
             out += ["--alias", self.alias]
         if self.verbose:
             out.append("--verbose")
+        if self.cache_prompt:
+            out.append("--cache-prompt")
         return out
 
 
@@ -221,6 +228,7 @@ def serve(
     params.hostnames = [options.host]
     params.port = DEFAULT_PORT if options.port is None else options.port
     params.verbosity = 3 if options.verbose else -1
+    params.cache_prompt = options.cache_prompt  # a request's default: off unless asked
     if options.api_key:
         params.api_keys = [options.api_key]
     if options.alias:
@@ -252,6 +260,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-threads", type=int, default=None)
     ap.add_argument("--alias", default="", help="model name reported by /v1/models")
     ap.add_argument("--verbose", action="store_true", help="show the llama.cpp log")
+    ap.add_argument(
+        "--cache-prompt",
+        action="store_true",
+        help="reuse the previous prompt's KV cache by default (faster; replies then depend "
+        "on the prompt before)",
+    )
     ap.add_argument("--exit-with-parent", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     from ragsieve.errors import RagsieveError
@@ -267,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             api_key=os.environ.get("RAGSIEVE_SERVER_API_KEY", ""),
             alias=args.alias,
             verbose=args.verbose,
+            cache_prompt=args.cache_prompt,
         )
         serve(model, options, exit_with_parent=args.exit_with_parent)
     except RagsieveError as exc:
