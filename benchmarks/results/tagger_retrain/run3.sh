@@ -1,0 +1,18 @@
+#!/bin/bash
+# The pending retraining: H (hotpot x8) and HL (H + look-alike answers x2), side by side.
+export PYTHONUNBUFFERED=1
+nvidia-smi -L
+python3 -c "import torch, transformers, tokenizers, onnx; print(torch.__version__, torch.cuda.is_available())"
+common="benchmarks/gpu_tagger_fit.py fit --examples .gpu/examples.jsonl.xz --device cuda --time-limit 7.0 --set epochs=2 --set checkpoint_every=100000 --set teacher=none --set hotpot_repeat=8"
+start=$(date +%s)
+python3 $common --out /tmp/H > /tmp/H.log 2>&1 &
+python3 $common --out /tmp/HL --set look_alike_repeat=2 > /tmp/HL.log 2>&1 &
+wait
+echo "both done in $(( $(date +%s) - start )) s"
+for v in H HL; do
+  mkdir -p $OUT/$v
+  cp /tmp/$v/weights.part* /tmp/$v/fit.json $OUT/$v/ 2>/dev/null
+  ls -la /tmp/$v
+  tail -5 /tmp/$v.log
+done
+cat /tmp/H.log /tmp/HL.log > $OUT/logs.txt
