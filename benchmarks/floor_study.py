@@ -1,7 +1,8 @@
 """The answer floor's dev study: the tagger's span score and keep probabilities on answerable
 pools and on unanswerable ones, so that the abstention point is chosen on dev.
 
-    .venv/bin/python -m benchmarks floor_study --split dev --out rows.jsonl [--limit 150]
+    .venv/bin/python -m benchmarks floor_study --split dev --out rows.jsonl [--limit 150] \
+        [--model TAGGER_DIR]
 
 Each question of the split (``ragsieve.tag.fit.pools.load_split``: HotpotQA and SQuAD pools, dev =
 questions held out of training) is read three times through :func:`ragsieve.prune`:
@@ -33,9 +34,12 @@ def passages(pool: list[Any], drop_gold: bool) -> list[tuple[str, str]]:
     ]
 
 
-def reading(question: str, answers: list[str], items: list[tuple[str, str]]) -> dict[str, Any]:
-    """One :func:`ragsieve.prune` reading of ``items`` for ``question``."""
-    kept = prune(question, items) if items else []
+def reading(
+    question: str, answers: list[str], items: list[tuple[str, str]], model: Path | None = None
+) -> dict[str, Any]:
+    """One :func:`ragsieve.prune` reading of ``items`` for ``question`` (``model``: a tagger
+    folder; None: the shipped one)."""
+    kept = prune(question, items, model=model) if items else []
     span = getattr(kept, "span", None)
     return {
         "span": span.text if span is not None else None,
@@ -53,6 +57,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=150)
     ap.add_argument("--squad", type=int, default=50)
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--model", type=Path, default=None, help="a tagger folder (default: shipped)")
     args = ap.parse_args()
     sets = load_split(args.split, find_data_dir(), limit=args.limit, squad=args.squad)
     t0 = time.perf_counter()
@@ -72,7 +77,7 @@ def main() -> None:
                         "kind": kind,
                         "question": q["question"],
                     }
-                    row.update(reading(q["question"], list(q["answers"]), items))
+                    row.update(reading(q["question"], list(q["answers"]), items, args.model))
                     text = " ".join(t for _, t in items).lower()
                     row["answer_in_pool"] = any(a.lower() in text for a in q["answers"] if a)
                     fh.write(json.dumps(row) + "\n")

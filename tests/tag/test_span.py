@@ -91,6 +91,26 @@ def test_each_sentence_gets_its_best_valid_span() -> None:
     assert best_spans(np.zeros((4, 2)), np.array([-1, -1, -1, -1])) == {}
 
 
+def test_a_null_trained_head_scores_against_no_answer() -> None:
+    """``null``: [CLS] joins both softmaxes, never as a span. The best spans stay where they
+    were; their scores fall as the [CLS] logits rise, to near 0 where [CLS] dominates."""
+    rng = np.random.default_rng(5)
+    sent = np.array([-1] * 5 + [0] * 6 + [1] * 9 + [-1] * 2)
+    logits = rng.normal(size=(len(sent), 2))
+    plain = best_spans(logits, sent)
+    scores = []
+    for cls in (-50.0, 0.0, 3.0, 50.0):
+        logits[0] = cls
+        got = best_spans(logits, sent, null=True)
+        assert {s: (sp.first, sp.last) for s, sp in got.items()} == {
+            s: (sp.first, sp.last) for s, sp in plain.items()
+        }
+        scores.append(got[1].score)
+    assert scores[0] == pytest.approx(plain[1].score)
+    assert scores == sorted(scores, reverse=True) and scores[-1] < 1e-20
+    assert best_spans(logits, sent) == plain  # without ``null`` [CLS] is never read
+
+
 def test_characters_and_word_pieces_map_both_ways() -> None:
     from ragsieve.tag.encode import load_tokenizer
 

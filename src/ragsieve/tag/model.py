@@ -187,6 +187,7 @@ class OnnxTagger(OnnxModelFolder):
         rel = np.zeros(len(passages), dtype=np.float64)
         pooled: list[np.ndarray | None] = [None] * len(passages)
         with_span = SPAN_OUTPUT in self._outputs
+        null = bool(self.config.get("span_null", False))  # [CLS] is "no answer" for this head
         spans: list[list[SentenceSpan | None]] = [[None] * len(s) for _, s in passages]
         order = sorted(range(len(windows)), key=lambda i: len(windows[i].ids))
         groups = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
@@ -211,7 +212,7 @@ class OnnxTagger(OnnxModelFolder):
                     pooled[w.passage] = np.asarray(hidden[row], dtype=np.float32)
                 rel[w.passage] = max(rel[w.passage], r)
                 if with_span:
-                    found = best_spans(np.asarray(got[SPAN_OUTPUT][row]), sent)
+                    found = best_spans(np.asarray(got[SPAN_OUTPUT][row]), sent, null=null)
                     for s, sp in found.items():
                         spans[w.passage][s] = sp
         if with_span:

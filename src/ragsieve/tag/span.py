@@ -48,18 +48,25 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
 
 
 def best_spans(
-    logits: np.ndarray, sentence_of: np.ndarray, max_pieces: int = MAX_SPAN_PIECES
+    logits: np.ndarray,
+    sentence_of: np.ndarray,
+    max_pieces: int = MAX_SPAN_PIECES,
+    null: bool = False,
 ) -> dict[int, SentenceSpan]:
     """Each sentence's best span in one window: ``logits`` ``[pieces, 2]`` (start, end),
     ``sentence_of`` each piece's sentence (< 0: none). Start and end are softmaxed over the
     window's sentence pieces (the question and title are never an answer); a span starts and
-    ends inside one sentence, start <= end, at most ``max_pieces`` pieces."""
+    ends inside one sentence, start <= end, at most ``max_pieces`` pieces. ``null`` (a head
+    trained with unanswerable windows, ``span_null`` in its folder's config): the [CLS] piece
+    joins both softmaxes as "no answer here", never as a span, so a score is low where the
+    head says the window does not answer."""
     sent = np.asarray(sentence_of)
     body = np.flatnonzero(sent >= 0)
     if body.size == 0:
         return {}
-    ls = _log_softmax(logits[body, 0])
-    le = _log_softmax(logits[body, 1])
+    read = np.concatenate([[0], body]) if null else body
+    ls = _log_softmax(logits[read, 0])[len(read) - len(body) :]
+    le = _log_softmax(logits[read, 1])[len(read) - len(body) :]
     sb = sent[body]
     out: dict[int, SentenceSpan] = {}
     for s in dict.fromkeys(sb.tolist()):

@@ -239,6 +239,32 @@ def test_junk_lines_are_inserted_at_zero_and_spare_unknown_labels(
     assert changed > 10
 
 
+def test_unanswerable_windows_train_the_span_head_towards_cls(examples: list[Example]) -> None:
+    """``null_span_weight``: negative windows add a start/end cross-entropy whose target is
+    the [CLS] piece, and only that term moves the [CLS] span logits of a negative window."""
+    from ragsieve.tag.encode import PassageEncoder, load_tokenizer
+    from ragsieve.tag.fit.net import build_net, tokenizer_path
+    from ragsieve.tag.fit.recipe import TaggerTrainConfig, _items, _tensors, batch_loss
+
+    enc = PassageEncoder(load_tokenizer(tokenizer_path()), 128)
+    items = _items(enc, examples)
+    batch = [it for it in items if it.passage_label == 0][:3]
+    batch += [it for it in items if it.span[0] >= 0][:3]
+    assert len(batch) == 6
+    t = _tensors(enc, batch)
+    torch.manual_seed(0)
+    net = build_net()
+    losses, grads = [], []
+    for weight in (0.0, 0.5):
+        net.zero_grad()
+        loss = batch_loss(net, t, TaggerTrainConfig(null_span_weight=weight))
+        loss.backward()
+        losses.append(float(loss.detach()))
+        grads.append(net.span_head.weight.grad.clone())
+    assert losses[1] > losses[0] > 0
+    assert not torch.allclose(grads[0], grads[1])
+
+
 def test_dedupe_and_the_saved_example_file(tmp_path: Path, examples: list[Example]) -> None:
     sample = examples[::20]
     twice = sample + [
@@ -261,7 +287,12 @@ def test_a_time_limited_run_resumes_through_the_harness_and_exports(
     from ragsieve.tag.fit.train import TaggerTrainConfig, train
 
     cfg = TaggerTrainConfig(
-        sizes=TINY, batch_size=4, max_length=128, hotpot_repeat=1, dev_per_source=3
+        sizes=TINY,
+        batch_size=4,
+        max_length=128,
+        hotpot_repeat=1,
+        dev_per_source=3,
+        null_span_weight=0.5,
     )
     out = tmp_path / "tagger"
     limited = RunOptions(
@@ -295,11 +326,13 @@ def test_a_time_limited_run_resumes_through_the_harness_and_exports(
     assert "first try" not in card and "## Run" in card
     conf = json.loads((out / "tagger_config.json").read_text("utf-8"))
     assert (conf["threshold"], conf["passage_threshold"]) == (0.3, 0.25)
+    assert conf["span_null"] is True  # trained with unanswerable windows: read so at run time
     assert f"`{HOTPOT_DISTRACTOR}` | `{sha256_file(shared_data / HOTPOT_DISTRACTOR)}`" in card
     saved = json.loads((out / "training_info.json").read_text("utf-8"))
     assert saved["config"]["batch_size"] == 4 and "seed" not in saved["config"]
     tagged = OnnxTagger(out).tag("Who?", [("T", ["One sentence.", "Two sentences."])])
     assert tagged[0].probs.shape == (2,) and 0 <= tagged[0].relevance <= 1
+    assert all(0 < sp.score <= 1 for sp in getattr(tagged[0], "spans", ()) if sp is not None)
     # the export drops the attention softmaxes' NaN guards (exact; the shipped file has 6)
     import onnx
 

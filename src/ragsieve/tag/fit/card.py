@@ -132,7 +132,8 @@ sha256, under "Run".
 
 AdamW lr {cfg["lr"]} (heads {cfg["head_lr"]}), warm-up {cfg["warmup"]}, linear decay, batch
 {cfg["batch_size"]}, {cfg["epochs"]} pass(es), HotpotQA sentence-gold examples
-x{cfg["hotpot_repeat"]}, look-alike answers x{cfg.get("look_alike_repeat", 1)},
+x{cfg["hotpot_repeat"]}, look-alike answers x{cfg.get("look_alike_repeat", 1)}, null span
+weight {cfg.get("null_span_weight", 0.0)},
 {cfg["vary_rate"]} of the passages cut to 1-10 sentences; loss =
 sentence BCE + {cfg["mil_weight"]} x MIL (paragraph gold) + {cfg["listwise_weight"]} x listwise
 CE over a passage's sentences + {cfg["passage_weight"]} x passage BCE + {teacher}; word
@@ -163,6 +164,8 @@ def finish(
         "threshold": 0.1,
         "base": "all-MiniLM-L6-v2 via the shipped reranker",
     }
+    if info["config"].get("null_span_weight"):
+        conf["span_null"] = True  # the span head was trained with [CLS] as "no answer"
     (out_dir / "tagger_config.json").write_text(json.dumps(conf, indent=2) + "\n", "utf-8")
     metrics = dev_metrics(out_dir, dev)
     conf["threshold"] = choose_threshold(metrics)

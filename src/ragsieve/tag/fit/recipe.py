@@ -11,8 +11,9 @@ Loss, per window (:func:`batch_loss`): binary cross-entropy on every labelled se
 positive passage whose gold is the paragraph (sentence labels unknown), a multiple-instance
 term asks that its best sentence be kept; binary cross-entropy of the passage head on the
 passage label; and, where the window holds the answer text inside a gold sentence, the span
-head's start and end cross-entropy (SQuAD's extractive reader on the same encoder). A share
-of the passages also gets layout lines (page numbers, running heads, rules) labelled 0
+head's start and end cross-entropy (SQuAD's extractive reader on the same encoder; with
+``null_span_weight``, a negative window's start and end at [CLS], SQuAD 2.0's "no answer").
+A share of the passages also gets layout lines (page numbers, running heads, rules) labelled 0
 (:func:`~ragsieve.tag.fit.junk.add_junk`). (Provence labels tokens with an LLM's sentence choices;
 ours come from the datasets' own gold, so the loss is on pooled sentence logits, which is what
 inference thresholds.) :func:`mix` is what one pass reads;
@@ -92,6 +93,12 @@ class TaggerTrainConfig:
     #: or name, ``tag.fit.entity.look_alike``) are seen this often: hard span examples for the
     #: wrong entity of one sentence. 1 (the shipped model) adds none.
     look_alike_repeat: int = 1
+    #: Unanswerable windows for the span head (SQuAD 2.0's null answer, Devlin et al. 2019):
+    #: above 0, the [CLS] piece joins the start/end softmax of every answer window, and every
+    #: negative window (passage label 0) is trained to point at it with this weight. The
+    #: exported folder then says ``span_null`` and its span scores are measured against "no
+    #: answer here" (``tag.span.best_spans``). 0 (the shipped model) trains no null.
+    null_span_weight: float = 0.0
     freeze_embeddings: bool = True
     #: Dev examples scored per source after training (the first ones, in file order).
     dev_per_source: int = 400
@@ -243,13 +250,23 @@ def batch_loss(net: Any, t: dict[str, Any], cfg: TaggerTrainConfig) -> Any:
     if cfg.teacher != "none" and cfg.distill_weight:
         loss = loss + cfg.distill_weight * F.mse_loss(plogit, t["teacher"])
     has = t["span"][:, 0] >= 0
+    body = t["sentence_of"] != NO_SENTENCE  # start/end only on passage pieces ...
+    if cfg.null_span_weight:
+        body = body.clone()
+        body[:, 0] = True  # ... and [CLS], the null answer
     if cfg.span_weight and has.any():
-        body = (t["sentence_of"][has] != NO_SENTENCE).unsqueeze(-1)
-        logits = span[has].float().masked_fill(~body, -1e4)  # start/end only on passage pieces
+        logits = span[has].float().masked_fill(~body[has].unsqueeze(-1), -1e4)
         target = t["span"][has]
         loss = loss + cfg.span_weight * 0.5 * (
             F.cross_entropy(logits[..., 0], target[:, 0])
             + F.cross_entropy(logits[..., 1], target[:, 1])
+        )
+    null = t["passage"] == 0
+    if cfg.null_span_weight and null.any():
+        logits = span[null].float().masked_fill(~body[null].unsqueeze(-1), -1e4)
+        cls = torch.zeros(int(null.sum()), dtype=torch.long, device=logits.device)
+        loss = loss + cfg.null_span_weight * 0.5 * (
+            F.cross_entropy(logits[..., 0], cls) + F.cross_entropy(logits[..., 1], cls)
         )
     return loss + cfg.passage_weight * F.binary_cross_entropy_with_logits(plogit, t["passage"])
 
