@@ -64,9 +64,10 @@ def best_spans(
     body = np.flatnonzero(sent >= 0)
     if body.size == 0:
         return {}
-    read = np.concatenate([[0], body]) if null else body
-    ls = _log_softmax(logits[read, 0])[len(read) - len(body) :]
-    le = _log_softmax(logits[read, 1])[len(read) - len(body) :]
+    read = np.concatenate([[0], body]) if null else body  # [CLS] first, in the softmax only
+    skip = read.size - body.size
+    ls = _log_softmax(logits[read, 0])[skip:]
+    le = _log_softmax(logits[read, 1])[skip:]
     sb = sent[body]
     out: dict[int, SentenceSpan] = {}
     for s in dict.fromkeys(sb.tolist()):

@@ -26,10 +26,11 @@ def look_alike(ex: Example) -> bool:
     another capitalised name (not the sentence's first word) when the answer is one."""
     if not ex.answer or ex.passage_label != 1:
         return False
-    kind = _NUMBER if any(c.isdigit() for c in ex.answer) else None
-    if kind is None and ex.answer[:1].isupper():
+    if any(c.isdigit() for c in ex.answer):
+        kind = _NUMBER
+    elif ex.answer[:1].isupper():
         kind = _NAME
-    if kind is None:
+    else:
         return False
     asked = _words(ex.question) | _words(ex.answer)
     for sentence, label in zip(ex.sentences, ex.labels, strict=True):

@@ -249,25 +249,25 @@ def batch_loss(net: Any, t: dict[str, Any], cfg: TaggerTrainConfig) -> Any:
         loss = loss + cfg.listwise_weight * (every - gold).mean()
     if cfg.teacher != "none" and cfg.distill_weight:
         loss = loss + cfg.distill_weight * F.mse_loss(plogit, t["teacher"])
-    has = t["span"][:, 0] >= 0
     body = t["sentence_of"] != NO_SENTENCE  # start/end only on passage pieces ...
     if cfg.null_span_weight:
-        body = body.clone()
         body[:, 0] = True  # ... and [CLS], the null answer
-    if cfg.span_weight and has.any():
-        logits = span[has].float().masked_fill(~body[has].unsqueeze(-1), -1e4)
-        target = t["span"][has]
-        loss = loss + cfg.span_weight * 0.5 * (
+
+    def span_ce(rows: Any, target: Any) -> Any:
+        """Start and end cross-entropy of the windows ``rows`` against ``target`` [n, 2]."""
+        logits = span[rows].float().masked_fill(~body[rows].unsqueeze(-1), -1e4)
+        return 0.5 * (
             F.cross_entropy(logits[..., 0], target[:, 0])
             + F.cross_entropy(logits[..., 1], target[:, 1])
         )
+
+    has = t["span"][:, 0] >= 0
+    if cfg.span_weight and has.any():
+        loss = loss + cfg.span_weight * span_ce(has, t["span"][has])
     null = t["passage"] == 0
     if cfg.null_span_weight and null.any():
-        logits = span[null].float().masked_fill(~body[null].unsqueeze(-1), -1e4)
-        cls = torch.zeros(int(null.sum()), dtype=torch.long, device=logits.device)
-        loss = loss + cfg.null_span_weight * 0.5 * (
-            F.cross_entropy(logits[..., 0], cls) + F.cross_entropy(logits[..., 1], cls)
-        )
+        cls = torch.zeros((int(null.sum()), 2), dtype=torch.long, device=span.device)
+        loss = loss + cfg.null_span_weight * span_ce(null, cls)
     return loss + cfg.passage_weight * F.binary_cross_entropy_with_logits(plogit, t["passage"])
 
 
