@@ -470,6 +470,9 @@ def test_the_gpu_steps_fit_a_plain_word_option_and_refuse_bad_input_in_one_line(
     cases = [
         (["fit", "--examples", str(path), "--set", "teacher=nonsense"], "teacher must be"),
         (["fit", "--examples", str(path), "--set", "bogus=1"], "unknown tagger training"),
+        (["fit", "--examples", str(path), "--set", "look_alike_repeat=abc"], "an integer"),
+        (["fit", "--examples", str(path), "--set", "hotpot_repeat=0"], "must be at least 1"),
+        (["fit", "--examples", str(path), "--set", "null_span_weight=-1"], "at least 0"),
         (["fit", "--examples", str(path), "--set", "epochs"], "expected KEY=VALUE"),
         (["fit"], "fit needs --examples"),
         (["fit", "--examples", str(tmp_path / "none.xz")], "not a file"),

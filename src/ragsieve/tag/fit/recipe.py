@@ -107,9 +107,20 @@ class TaggerTrainConfig:
     sizes: SourceSizes = field(default_factory=SourceSizes)
 
     def __post_init__(self) -> None:
-        """The word-valued options are known ones, checked where the recipe is built (as
+        """The word-valued options are known ones and the numbers are numbers of their field's
+        kind (non-negative; a ``*_repeat`` at least 1), checked where the recipe is built (as
         :class:`~ragsieve.training.RunOptions` checks its own): a one-line error before any
-        data is read, not after minutes of tokenising on a lent GPU."""
+        data is read, not after minutes of tokenising on a lent GPU (``--set x=abc``)."""
+        for f in fields(self):
+            value, kind = getattr(self, f.name), type(f.default)
+            if kind not in (int, float, bool):
+                continue
+            wanted = (int, float) if kind is float else (kind,)
+            if not isinstance(value, wanted) or (kind is not bool and isinstance(value, bool)):
+                what = {int: "an integer", float: "a number", bool: "true or false"}[kind]
+                raise ConfigError(f"{f.name} must be {what}, got {value!r}")
+            if value < (1 if f.name.endswith("_repeat") else 0):
+                raise ConfigError(f"{f.name} must be at least {int(f.name.endswith('_repeat'))}")
         if self.teacher not in ("reranker", "none"):
             raise ConfigError(f"teacher must be reranker or none, got {self.teacher!r}")
         if self.init not in ("reranker", "minilm"):
