@@ -223,11 +223,11 @@ def prune(
     ``settings`` (a :class:`~ragsieve.tag.settings.TaggerSettings`; None:
     :data:`PRUNE_SETTINGS`) are the tagger's, and ``options`` override any of them by name:
     ``threshold``, ``passage_threshold``, ``hops``, ``min_keep``, ``stack``, ``open_point``,
-    ``link``, ``lead``, ``span_power``, ``span_snap``, ``span_link``. ``link`` (on, as in the
-    ``tagger`` method): a passage that kept nothing but whose title a kept sentence of a
-    passage with another title names keeps its most probable sentence (docs/tagger.md, "Link
-    carrying"). ``open_point`` takes the stacker's open point (chosen on dev with no budget:
-    recall over precision) instead of its default.
+    ``link``, ``lead``, ``span_power``, ``span_snap``, ``span_link``, ``span_overlap``. ``link``
+    (on, as in the ``tagger`` method): a passage that kept nothing but whose title a kept
+    sentence of a passage with another title names keeps its most probable sentence
+    (docs/tagger.md, "Link carrying"). ``open_point`` takes the stacker's open point (chosen
+    on dev with no budget: recall over precision) instead of its default.
 
     ``budget`` (tokens) and ``rate`` (a share of the passages' tokens, as LLMLingua's ``rate``)
     are ceilings: when the kept sentences exceed one, the most probable ones that fit stay, in

@@ -26,7 +26,8 @@ probability 0 (:meth:`ragsieve.tag.model.OnnxTagger.tag`, so that the stacker's 
 too), and ``min_keep`` never picks it.
 
 Where the tagger has a span head (:mod:`ragsieve.tag.span`), :attr:`Pruned.span` is the answer
-span of a kept sentence (:func:`best_span`).
+span of a kept sentence (:func:`best_span`), its ranking weighed by the share of the question's
+words that sentence holds (:func:`word_share`).
 
 ``lead`` (lead carrying): a kept sentence that opens with a pronoun or "The
 <noun>" says "he" or "the film" of an entity its passage's first sentence names; where neither
@@ -51,6 +52,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from ragsieve.rerank.bm25 import tokenize
 from ragsieve.tag.model import Passage, Tagged
 from ragsieve.tag.settings import SPAN_POWER, TaggerSettings
 from ragsieve.tag.span import SpanTagged, own_clause, snap_span
@@ -287,7 +289,18 @@ def prune(
         for i in sorted(i for q, i in keep if q == p)
     ]
     linked = {p for p, _ in links}
-    span = best_span(tagger, passages, first, kept, s.span_power, s.span_snap, s.span_link, linked)
+    span = best_span(
+        tagger,
+        passages,
+        first,
+        kept,
+        s.span_power,
+        s.span_snap,
+        s.span_link,
+        linked,
+        question,
+        s.span_overlap,
+    )
     if span is not None:
         span = neighbour_checked(tagger, question, passages, span, s.span_snap)
     return Pruned(tagged, kept, th, trace, pth, span)
@@ -406,6 +419,20 @@ def neighbour_checked(
     return replace(span, text=part[start:end], score=sp.score, start=a + start, end=a + end)
 
 
+#: The word-share weight of a sentence that holds none of the question's words: (this +
+#: share) ** ``span_overlap`` never zeroes a span (a bridge sentence names the bridge entity,
+#: not the question's words).
+SPAN_SHARE_FLOOR = 0.1
+
+
+def word_share(question_words: set[str], sentence: str) -> float:
+    """The share of ``question_words`` (:func:`~ragsieve.rerank.bm25.tokenize`'s: lower case,
+    no stop words) that ``sentence`` holds; 1 when the question has none (nothing to weigh)."""
+    if not question_words:
+        return 1.0
+    return len(question_words & set(tokenize(sentence))) / len(question_words)
+
+
 def best_span(
     tagger: Tagger,
     passages: Sequence[Passage],
@@ -415,6 +442,8 @@ def best_span(
     snap: bool = True,
     link_mode: str = "inherit",
     linked: set[int] | frozenset[int] = frozenset(),
+    question: str = "",
+    overlap: float = 0.0,
 ) -> SourceSpan | None:
     """The answer span: among the kept sentences' spans in the ``first`` reading (the question
     alone), the one whose span probability times the sentence's keep probability times its
@@ -422,12 +451,19 @@ def best_span(
     None when the reading has no spans (a tagger without a span head). ``snap``: its characters
     widened to whole words and trimmed (:func:`~ragsieve.tag.span.snap_span`). ``link_mode``
     (:data:`SPAN_LINKS`) and ``linked``, the passages link carrying added: how their sentences
-    take part.
+    take part. ``overlap`` > 0: each rank is also multiplied by (:data:`SPAN_SHARE_FLOOR` +
+    the :func:`word_share` of ``question`` its sentence holds) ** ``overlap``.
 
     Dev (95 HotpotQA and 100 SQuAD dev pools, prune's defaults): span F1 0.194 and 0.364 with
     this rule, against 0.162 and 0.313 for the highest span probability over both readings."""
     chars = getattr(tagger, "span_chars", None)
     inherited = _linker_weights(passages, kept, linked) if link_mode == "inherit" else {}
+    asked = set(tokenize(question)) if overlap > 0 else set()
+
+    def share(k: Kept) -> float:
+        if not asked:
+            return 1.0
+        return float((SPAN_SHARE_FLOOR + word_share(asked, k.text)) ** overlap)
 
     def best_of(among: Sequence[Kept]) -> tuple[float, Kept, Any] | None:
         best: tuple[float, Kept, Any] | None = None
@@ -435,7 +471,7 @@ def best_span(
             t = first[k.passage]
             sp = t.spans[k.sentence] if isinstance(t, SpanTagged) and t.spans else None
             w = inherited.get(k.passage, k.prob * k.relevance)
-            rank = sp.score * w**power if sp is not None else -1.0
+            rank = sp.score * w**power * share(k) if sp is not None else -1.0
             if sp is not None and (best is None or rank > best[0]):
                 best = (rank, k, sp)
         return best

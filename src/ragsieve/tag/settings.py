@@ -29,6 +29,12 @@ SPAN_POWER_MAX = 4.0
 #: The span ranks kept sentences by span score x (keep probability x relevance) ** this
 #: (docs/tagger.md, "The span's ranking after link carrying").
 SPAN_POWER = 1.0
+#: The span's ranking also weighs the share of the question's words its sentence holds, by
+#: (SPAN_SHARE_FLOOR + share) ** span_overlap; at most this power.
+SPAN_OVERLAP_MAX = 4.0
+#: The span's word-share weight (docs/tagger.md, "The span's sentence holds the question's
+#: words"; 0: the span head and the keep probabilities alone rank).
+SPAN_OVERLAP = 0.0
 #: How the span treats a sentence link carrying added: ``none`` ranks it by its own keep
 #: probability and relevance; ``inherit`` (the default, chosen on dev) by those of the kept
 #: sentence that linked it; ``bridge`` answers from the linked passage where the best span
@@ -87,6 +93,11 @@ class TaggerSettings:
     #: the weight of the sentence that linked them, by its dev rule (docs/tagger.md, "The span
     #: on a linked passage": HotpotQA dev span F1 0.392 -> 0.436).
     span_link: str = "inherit"
+    #: The span's ranking times (0.1 + the share of the question's words its sentence holds)
+    #: ** span_overlap: a span head points somewhere in every sentence, and in a manual the
+    #: sentence that answers names what the question names (docs/tagger.md, "The span's
+    #: sentence holds the question's words"). 0: not weighed.
+    span_overlap: float = SPAN_OVERLAP
 
     def __post_init__(self) -> None:
         self.check()
@@ -104,6 +115,7 @@ class TaggerSettings:
         check_flag("link", self.link)
         check_real("span_power", self.span_power, lo=0, hi=SPAN_POWER_MAX)
         check_flag("span_snap", self.span_snap)
+        check_real("span_overlap", self.span_overlap, lo=0, hi=SPAN_OVERLAP_MAX)
         if self.span_link not in SPAN_LINKS:
             raise ConfigError(
                 f"span_link must be one of {', '.join(SPAN_LINKS)}, got {self.span_link!r}"
