@@ -359,6 +359,39 @@ def fit_prompt(
     return messages, (make_context(chunks) if trimmed else r.context), dropped
 
 
+def settled_answer(
+    method: str,
+    chosen: Answer,
+    usage: Usage,
+    how: AnswerCall,
+    timings: dict[str, float],
+    record: dict[str, Any],
+) -> Answer:
+    """The answer a stage settles on after several LLM calls (SAGE's feedback, the wider
+    second reading): ``chosen``'s text and context, with every call's tokens (``usage``) in
+    its usage, cost and ``trace["llm"]`` (the question's prompt budget too, where it has one),
+    the stage's ``timings``, and its ``record`` (one key: ``feedback`` or ``widen``) in the
+    trace."""
+    llm_trace = {
+        **chosen.trace.get("llm", {}),
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        **(how.prompt_budget.trace() if how.prompt_budget is not None else {}),
+    }
+    return Answer(
+        question=chosen.question,
+        text=chosen.text,
+        context=chosen.context,
+        usage=usage,
+        cost=llm_cost(
+            usage.prompt_tokens, usage.completion_tokens, how.price_in_per_m, how.price_out_per_m
+        ),
+        timings=timings,
+        trace={**chosen.trace, "llm": llm_trace, **record},
+        method=method,
+    )
+
+
 def first_stage(
     retriever: Retriever, questions: list[str], depth: int, doc_ids: DocFilter
 ) -> tuple[list[list[Scored]], float]:

@@ -31,9 +31,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragsieve.llm.cost import llm_cost
 from ragsieve.llm.prompts import build_answer_messages, build_feedback_messages, parse_feedback
-from ragsieve.methods.base import AnswerCall, Retrieval, capped, generate_answer
+from ragsieve.methods.base import (
+    AnswerCall,
+    Retrieval,
+    capped,
+    generate_answer,
+    settled_answer,
+)
 from ragsieve.methods.trace import selection_trace, timed
 from ragsieve.progress import reported
 from ragsieve.select.base import Selector
@@ -255,44 +260,20 @@ class SelfFeedback:
         else:
             best = max(range(len(st.judged)), key=lambda i: (st.scores[i] or 0, -i))
             chosen = st.judged[best]
-        usage = st.answer_usage + st.feedback_usage
-        cost = llm_cost(
-            usage.prompt_tokens,
-            usage.completion_tokens,
-            how.price_in_per_m,
-            how.price_out_per_m,
-        )
-        trace = {
-            **chosen.trace,
-            "llm": {
-                **chosen.trace.get("llm", {}),
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-                **(how.prompt_budget.trace() if how.prompt_budget is not None else {}),
-            },
-            "feedback": {
-                "fs": c.fs,
-                "max_rounds": c.max_rounds,
-                "step": c.feedback_step,
-                "stop": reason,
-                "chosen_round": best + 1,
-                "rounds": st.rounds,
-                "tokens": {
-                    "answer": _usage_json(st.answer_usage),
-                    "feedback": _usage_json(st.feedback_usage),
-                },
+        record = {
+            "fs": c.fs,
+            "max_rounds": c.max_rounds,
+            "step": c.feedback_step,
+            "stop": reason,
+            "chosen_round": best + 1,
+            "rounds": st.rounds,
+            "tokens": {
+                "answer": _usage_json(st.answer_usage),
+                "feedback": _usage_json(st.feedback_usage),
             },
         }
-        return Answer(
-            question=r.question,
-            text=chosen.text,
-            context=chosen.context,
-            usage=usage,
-            cost=cost,
-            timings=st.timings,
-            trace=trace,
-            method=name,
-        )
+        usage = st.answer_usage + st.feedback_usage
+        return settled_answer(name, chosen, usage, how, st.timings, {"feedback": record})
 
 
 def _usage_json(u: Usage) -> dict[str, int]:

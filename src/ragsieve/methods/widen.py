@@ -20,10 +20,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ragsieve.llm.cost import llm_cost
 from ragsieve.llm.prompts import build_answer_messages
 from ragsieve.methods.answer_line import said_unknown
-from ragsieve.methods.base import AnswerCall, Retrieval, generate_answer
+from ragsieve.methods.base import AnswerCall, Retrieval, generate_answer, settled_answer
 from ragsieve.select.base import make_context
 from ragsieve.types import Answer, Context, Scored
 
@@ -102,40 +101,18 @@ class Widen:
             return _noted(first, {"how": self.mode, "stop": "budget"})
         again = Retrieval(r.question, wide, r.candidates, r.trace, r.timings, r.span)
         second = generate_answer(name, again, llm, how, call="LLM answer 2 (wider context)")
-        usage = first.usage + second.usage
-        trace = {
-            **second.trace,
-            "llm": {
-                **second.trace.get("llm", {}),
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-            },
-            "widen": {
-                "how": self.mode,
-                "stop": "answered",
-                "first_reply": first.text,
-                "first_context_tokens": first.context.n_tokens,
-                "first_selected": [s.chunk.id for s in first.context.chunks],
-                "context_tokens": wide.n_tokens,
-            },
-        }
         timings = dict(first.timings)
         timings["generate"] = timings.get("generate", 0.0) + second.timings.get("generate", 0.0)
-        return Answer(
-            question=r.question,
-            text=second.text,
-            context=wide,
-            usage=usage,
-            cost=llm_cost(
-                usage.prompt_tokens,
-                usage.completion_tokens,
-                how.price_in_per_m,
-                how.price_out_per_m,
-            ),
-            timings=timings,
-            trace=trace,
-            method=name,
-        )
+        record = {
+            "how": self.mode,
+            "stop": "answered",
+            "first_reply": first.text,
+            "first_context_tokens": first.context.n_tokens,
+            "first_selected": [s.chunk.id for s in first.context.chunks],
+            "context_tokens": wide.n_tokens,
+        }
+        usage = first.usage + second.usage
+        return settled_answer(name, second, usage, how, timings, {"widen": record})
 
 
 def _noted(answer: Answer, note: dict[str, str]) -> Answer:
