@@ -286,3 +286,42 @@ def test_a_linked_sentence_answers_with_the_weight_of_the_sentence_that_linked_i
     assert plain["inherit"] == plain["none"]
     with pytest.raises(ConfigError, match="span_link must be one of none, inherit, bridge"):
         bare(span_link="both")
+
+
+def test_word_share_counts_the_questions_search_words_a_sentence_holds() -> None:
+    from ragsieve.rerank.bm25 import tokenize
+    from ragsieve.tag.prune import word_share
+
+    asked = set(tokenize("What is the key size of DES?"))
+    assert asked == {"key", "size", "des"}
+    assert word_share(asked, "For DES, the key size is 56 bits.") == 1.0
+    assert word_share(asked, "Of the 64 bits of a DES key, 56 count.") == pytest.approx(2 / 3)
+    assert word_share(asked, "The older cipher takes 168 bits in all.") == 0.0
+    assert word_share(set(), "anything") == 1.0  # a question without search words weighs none
+
+
+def test_span_overlap_prefers_the_sentence_that_names_what_the_question_names(
+    tagger: OnnxTagger,
+) -> None:
+    """Two kept sentences the keep rule weighs alike, each read in its own window: the span
+    head is surer of "168 bits" in a sentence that names neither DES nor its key; with
+    ``span_overlap`` 0.5 the span is "56 bits", in the sentence that names both."""
+    from ragsieve.tag.prune import Kept, best_span
+
+    q = "What is the key size of DES?"
+    pools = [
+        ("Ciphers", ["The older cipher takes 168 bits in all."]),
+        ("Ciphers", ["Of the 64 bits of a DES key, the key size that counts is 56 bits."]),
+    ]
+    read = tagger.tag(q, pools)
+    kept = [Kept(p, 0, pools[p][1][0], 0.9, 1.0) for p in range(2)]
+    scores = [read[p].spans[0].score for p in range(2)]  # type: ignore[attr-defined]
+    assert scores[0] > scores[1]
+    alone = best_span(tagger, pools, read, kept, question=q, overlap=0.0)
+    weighed = best_span(tagger, pools, read, kept, question=q, overlap=0.5)
+    assert alone is not None and (alone.passage, alone.text) == (0, "168 bits")
+    assert weighed is not None and (weighed.passage, weighed.text) == (1, "56 bits")
+    # The weight only ranks: the span keeps its own score.
+    assert weighed.score == pytest.approx(scores[1])
+    # Without a question there is nothing to weigh: the head's ranking stands.
+    assert best_span(tagger, pools, read, kept, overlap=0.5) == alone

@@ -35,6 +35,7 @@ BAD = {
     "span_power": 5.0,
     "span_snap": "yes",
     "span_link": "both",
+    "span_overlap": -0.5,
 }
 
 

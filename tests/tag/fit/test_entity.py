@@ -22,6 +22,8 @@ def test_a_date_beside_another_date_is_a_look_alike() -> None:
     """The wrong-entity case: the gold sentence holds the answer's date and another date."""
     assert look_alike(_ex("When was Voyager 1 launched?", "5 September 1977", [VOYAGER], [1]))
     assert look_alike(_ex("Which probe was launched first?", "Voyager 2", [VOYAGER], [1]))
+    # the answer is found in its sentence whatever its case, as the span's gold is
+    assert look_alike(_ex("When was Voyager 1 launched?", "5 september 1977", [VOYAGER], [1]))
 
 
 def test_a_lone_value_a_negative_or_a_non_gold_sentence_is_not() -> None:

@@ -23,7 +23,8 @@ def _words(text: str) -> set[str]:
 def look_alike(ex: Example) -> bool:
     """Whether a gold sentence of ``ex`` holds its answer and another value of the same kind
     that the question does not name: another number when the answer holds a digit, else
-    another capitalised name (not the sentence's first word) when the answer is one."""
+    another capitalised name (not the sentence's first word) when the answer is one. The answer
+    is found in its sentence ignoring case, as the span's gold characters are."""
     if not ex.answer or ex.passage_label != 1:
         return False
     if any(c.isdigit() for c in ex.answer):
@@ -33,10 +34,11 @@ def look_alike(ex: Example) -> bool:
     else:
         return False
     asked = _words(ex.question) | _words(ex.answer)
+    answer = re.compile(re.escape(ex.answer), re.IGNORECASE)
     for sentence, label in zip(ex.sentences, ex.labels, strict=True):
-        if label != 1 or ex.answer not in sentence:
+        if label != 1 or not answer.search(sentence):
             continue
-        rest = sentence.replace(ex.answer, " ")
+        rest = answer.sub(" ", sentence)
         for m in kind.finditer(rest):
             if m.start() == 0 and kind is _NAME:
                 continue
