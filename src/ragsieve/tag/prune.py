@@ -26,8 +26,8 @@ probability 0 (:meth:`ragsieve.tag.model.OnnxTagger.tag`, so that the stacker's 
 too), and ``min_keep`` never picks it.
 
 Where the tagger has a span head (:mod:`ragsieve.tag.span`), :attr:`Pruned.span` is the answer
-span of a kept sentence (:func:`best_span`), its ranking weighed by the share of the question's
-words that sentence holds (:func:`word_share`).
+span of a kept sentence (:func:`best_span`); with ``span_overlap`` (off by default) its ranking
+also weighs the share of the question's words that sentence holds (:func:`word_share`).
 
 ``lead`` (lead carrying): a kept sentence that opens with a pronoun or "The
 <noun>" says "he" or "the film" of an entity its passage's first sentence names; where neither

@@ -32,9 +32,7 @@ SPAN_POWER = 1.0
 #: The span's ranking also weighs the share of the question's words its sentence holds, by
 #: (SPAN_SHARE_FLOOR + share) ** span_overlap; at most this power.
 SPAN_OVERLAP_MAX = 4.0
-#: The span's word-share weight (docs/tagger.md, "The span's sentence holds the question's
-#: words": its dev rule passed, its test figures did not hold; 0: the span head and the keep
-#: probabilities alone rank).
+#: The span's word-share weight by default: none (the field's comment says why).
 SPAN_OVERLAP = 0.0
 #: How the span treats a sentence link carrying added: ``none`` ranks it by its own keep
 #: probability and relevance; ``inherit`` (the default, chosen on dev) by those of the kept
@@ -96,9 +94,9 @@ class TaggerSettings:
     span_link: str = "inherit"
     #: The span's ranking times (0.1 + the share of the question's words its sentence holds)
     #: ** span_overlap: a span head points somewhere in every sentence, and in a manual the
-    #: sentence that answers names what the question names. Off: it passed its dev rule
-    #: (techdocs dev line F1 +0.025) but gained on no test set but SQuAD (docs/tagger.md,
-    #: "The span's sentence holds the question's words"). 0: not weighed.
+    #: sentence that answers names what the question names. Off by default: it passed its dev
+    #: rule but its test figures did not hold (docs/tagger.md, "The span's sentence holds the
+    #: question's words"). 0: not weighed.
     span_overlap: float = SPAN_OVERLAP
 
     def __post_init__(self) -> None:

@@ -119,8 +119,9 @@ class TaggerTrainConfig:
             if not isinstance(value, wanted) or (kind is not bool and isinstance(value, bool)):
                 what = {int: "an integer", float: "a number", bool: "true or false"}[kind]
                 raise ConfigError(f"{f.name} must be {what}, got {value!r}")
-            if value < (1 if f.name.endswith("_repeat") else 0):
-                raise ConfigError(f"{f.name} must be at least {int(f.name.endswith('_repeat'))}")
+            least = 1 if f.name.endswith("_repeat") else 0
+            if value < least:
+                raise ConfigError(f"{f.name} must be at least {least}")
         if self.teacher not in ("reranker", "none"):
             raise ConfigError(f"teacher must be reranker or none, got {self.teacher!r}")
         if self.init not in ("reranker", "minilm"):
