@@ -33,14 +33,18 @@ def smollm2_file() -> Path:
 
 @pytest.fixture(scope="session")
 def corpus_prompts(corpus_dir: Path) -> list[list[dict[str, str]]]:
-    """Answer prompts over the sample corpus's paragraphs, a few questions each: prompts that
-    share their start, where llama.cpp's prompt cache would reuse the one before."""
+    """Answer prompts over the sample corpus's paragraphs: prompts that share their start,
+    where llama.cpp's prompt cache would reuse the one before. Of the 16 (four files, four
+    questions each), with the cache on, "Where is it now?" over the first and the third file
+    changed its reply when the prompts came in reverse order; these six (those two, the
+    question before each and the prompt after each) showed the same two changes, twice, and
+    cost 12 replies a pass instead of 32."""
     asks = ["When was it made?", "Who found it?", "What is it made of?", "Where is it now?"]
     out = []
     for path in sorted(corpus_dir.glob("*.md")):
         paras = [p for p in path.read_text(encoding="utf-8").split("\n\n") if len(p) > 80]
         out += [build_answer_messages(q, paras[:4]) for q in asks]
-    return out
+    return out[2:5] + out[10:13]
 
 
 @pytest.fixture(scope="session")

@@ -42,7 +42,8 @@ def test_a_reply_over_http_depends_on_its_prompt_alone(
 ) -> None:
     """The client sends no ``cache_prompt`` (other OpenAI-compatible servers refuse unknown
     fields), so the server's default decides: off, the same prompt gets the same reply in any
-    order, as in-process (with llama.cpp's default on, 2 of these 16 changed in reverse)."""
+    order, as in-process (with the server's cache on, 2 or 3 of these 6 changed in reverse,
+    twice)."""
     llm = OpenAICompatLLM("smollm2", llama_server.base_url, api_key=llama_server.api_key)
     first = [llm.generate(m, max_tokens=24).text for m in corpus_prompts]
     backwards = [llm.generate(m, max_tokens=24).text for m in reversed(corpus_prompts)]
