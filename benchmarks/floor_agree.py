@@ -1,0 +1,111 @@
+"""Whether the reply holding the span tells answerable readings from unanswerable ones: each
+``floor_study`` reading read by a packaged reader, then the floor with agreement weighed in.
+
+    .venv/bin/python -m benchmarks floor_agree ask ROWS --reader local --out R_local.jsonl
+    .venv/bin/python -m benchmarks floor_agree point R_local.jsonl [R_qwen.jsonl ...]
+
+``ask``: each reading's kept sentences, in order, are the context of the product's answer
+prompt (:func:`ragsieve.llm.build_answer_messages`, greedy, 64 tokens); the row gains
+``reply`` and ``agrees`` (:func:`ragsieve.methods.answer_line.agrees`: the reply holds every
+word of the span). A reading with nothing kept asks nothing, as the product would not.
+
+``point``: for each reader, how often the reply agrees on each kind of reading, and the floor
+as it is (``geo(keep, overlap)`` under 0.34, the shipped point) against the same floor with a
+lower point where the reply agrees: for each lower point, the answerable readings it keeps
+(their span F1) and the unanswerable ones it no longer abstains on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from common import read_rows
+from floor_point import geo, overlap
+
+from ragsieve.llm import build_answer_messages, get_llm
+from ragsieve.methods.answer_line import FLOOR, agrees
+from ragsieve.types import SourceSpan
+
+#: The lower points tried where the reply agrees (the shipped floor is :data:`FLOOR`).
+AGREED_POINTS = (0.0, 0.1, 0.15, 0.2, 0.25, 0.3)
+
+
+def ask(rows: list[dict[str, Any]], reader: str, out: Path) -> None:
+    """Each reading's reply and agreement, one row each, written to ``out`` as it goes."""
+    llm = get_llm(reader)
+    t0 = time.perf_counter()
+    with out.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            reply = None
+            if row["kept"]:
+                msgs = build_answer_messages(row["question"], row["kept"])
+                reply = llm.generate(msgs, max_tokens=64, temperature=0.0).text
+            span = SourceSpan(row["span"], row["span_score"] or 0.0) if row["span"] else None
+            fh.write(json.dumps({**row, "reply": reply, "agrees": agrees(reply, span)}) + "\n")
+            fh.flush()
+    print(f"wrote {out}: {len(rows)} readings in {time.perf_counter() - t0:.0f} s")
+
+
+def conf(row: dict[str, Any]) -> float:
+    """The shipped confidence: geo(best keep probability, stemmed overlap)."""
+    return geo(row["max_prob"], overlap(row))
+
+
+def point(path: Path) -> None:
+    """The agreement rates and the floor with a lower point where the reply agrees."""
+    rows = read_rows(path)
+    kinds = {
+        "answerable": [r for r in rows if r["kind"] == "answerable"],
+        "gold_removed": [
+            r for r in rows if r["kind"] == "gold_removed" and not r["answer_in_pool"]
+        ],
+        "foreign": [r for r in rows if r["kind"] == "foreign" and not r["answer_in_pool"]],
+    }
+    print(f"## {path.name}\n")
+    print("| reading | n | reply agrees | agrees, span F1 >= 0.5 | abstained at the floor |")
+    print("|---|---:|---:|---:|---:|")
+    for k, rs in kinds.items():
+        right = sum(r["agrees"] and r["span_f1"] >= 0.5 for r in rs)
+        under = sum(conf(r) < FLOOR for r in rs)
+        print(f"| {k} | {len(rs)} | {sum(r['agrees'] for r in rs)} | {right} | {under} |")
+    ans = kinds["answerable"]
+    f1_base = sum(r["span_f1"] for r in ans if conf(r) >= FLOOR) / len(ans)
+    print(f"\nspan F1 of the answerable readings, the floor as shipped: {f1_base:.3f}\n")
+    print(
+        "| point where the reply agrees | answerable abstained | span F1 | gold removed | foreign |"
+    )
+    print("|---:|---:|---:|---:|---:|")
+    for p in (FLOOR, *AGREED_POINTS):
+
+        def out(r: dict[str, Any], p: float = p) -> bool:
+            return conf(r) < (p if r["agrees"] else FLOOR)
+
+        f1 = sum(r["span_f1"] for r in ans if not out(r)) / len(ans)
+        cells = [f"{sum(map(out, kinds[k]))} of {len(kinds[k])}" for k in kinds]
+        print(f"| {p:.2f} | {cells[0]} | {f1:.3f} | {cells[1]} | {cells[2]} |")
+    print()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("ask", help="read every reading with a packaged reader")
+    a.add_argument("rows", type=Path, help="floor_study rows (.jsonl or .jsonl.gz)")
+    a.add_argument("--reader", default="local", help="an --llm spec (local, qwen-0.5b)")
+    a.add_argument("--out", type=Path, required=True)
+    p = sub.add_parser("point", help="the floor with agreement weighed in")
+    p.add_argument("replies", type=Path, nargs="+", help="rows written by `ask`")
+    args = ap.parse_args()
+    if args.cmd == "ask":
+        ask(read_rows(args.rows), args.reader, args.out)
+    else:
+        for path in args.replies:
+            point(path)
+
+
+if __name__ == "__main__":
+    main()
