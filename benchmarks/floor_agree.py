@@ -9,6 +9,10 @@ prompt (:func:`ragsieve.llm.build_answer_messages`, greedy, 64 tokens); the row 
 ``reply`` and ``agrees`` (:func:`ragsieve.methods.answer_line.agrees`: the reply holds every
 word of the span). A reading with nothing kept asks nothing, as the product would not.
 
+``product``: the same lower point on the product's path, on stored ``reader_eval`` rows (a
+folder with ``local/`` and ``qwen-0.5b/``): the answers the floor abstained on whose reply
+agrees and whose confidence is at the point or above, with the line each would have drawn.
+
 ``point``: for each reader, how often the reply agrees on each kind of reading, and the floor
 as it is (``geo(keep, overlap)`` under 0.34, the shipped point) against the same floor with a
 lower point where the reply agrees: for each lower point, the answerable readings it keeps
@@ -24,10 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from common import read_rows
+from floor_line import line, rows_by_id
 from floor_point import geo, overlap
 
+from ragsieve.evaluate.datasets import load_dataset
 from ragsieve.llm import build_answer_messages, get_llm
-from ragsieve.methods.answer_line import FLOOR, agrees
+from ragsieve.methods.answer_line import FLOOR, agrees, answer_line, said_unknown
+from ragsieve.metrics.answer import f1
 from ragsieve.types import SourceSpan
 
 #: The lower points tried where the reply agrees (the shipped floor is :data:`FLOOR`).
@@ -90,6 +97,35 @@ def point(path: Path) -> None:
     print()
 
 
+def product(args: argparse.Namespace) -> None:
+    """The floor's abstentions on stored product rows that the lower point would answer."""
+    qs = {q.id: q for q in load_dataset(args.dataset, limit=args.limit).questions}
+    print(f"## {args.dataset} ({args.limit or 'all'}), {args.method}, agreed point {args.at}\n")
+    for rd in args.readers.split(","):
+        rows = rows_by_id(args.rows / rd, args.method)
+        floored = [
+            r
+            for r in rows.values()
+            if r.get("abstained")
+            and r.get("reply")
+            and not said_unknown(r["reply"])
+            and (r.get("confidence") or 0.0) < FLOOR
+        ]
+        freed = []
+        for r in floored:
+            span = r.get("span_prediction")
+            held = agrees(r["reply"], SourceSpan(span, 0.0) if span else None)
+            if held and r["confidence"] >= args.at:
+                freed.append(r)
+        print(f"{rd}: {len(rows)} rows, {len(floored)} abstained by the floor, {len(freed)} freed")
+        for r in freed:
+            q = qs[r["id"]]
+            text, _ = line(answer_line, q.question, r["reply"], r)
+            score = f1(text, q.answers) if q.answers else None
+            print(f"    {r['id']} conf {r['confidence']:.3f} line {text[:60]!r} F1 {score}")
+    print()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -99,9 +135,18 @@ def main() -> None:
     a.add_argument("--out", type=Path, required=True)
     p = sub.add_parser("point", help="the floor with agreement weighed in")
     p.add_argument("replies", type=Path, nargs="+", help="rows written by `ask`")
+    d = sub.add_parser("product", help="the lower point on stored product rows")
+    d.add_argument("rows", type=Path, help="a reader_eval folder (local/, qwen-0.5b/)")
+    d.add_argument("--dataset", required=True)
+    d.add_argument("--limit", type=int, default=None)
+    d.add_argument("--method", default="tagger")
+    d.add_argument("--readers", default="local,qwen-0.5b")
+    d.add_argument("--at", type=float, required=True, help="the point where the reply agrees")
     args = ap.parse_args()
     if args.cmd == "ask":
         ask(read_rows(args.rows), args.reader, args.out)
+    elif args.cmd == "product":
+        product(args)
     else:
         for path in args.replies:
             point(path)

@@ -20,6 +20,7 @@ from ragsieve.index import Index, IndexConfig
 from ragsieve.methods import get_method
 from ragsieve.methods.answer_line import (
     FLOOR,
+    FLOOR_AGREED,
     answer_line,
     chosen_option,
     confidence,
@@ -31,7 +32,7 @@ from ragsieve.methods.answer_line import (
     span_only,
     span_text,
 )
-from ragsieve.types import Answer, Context, SourceSpan, Usage
+from ragsieve.types import Answer, Chunk, Context, Scored, SourceSpan, Usage
 
 OLDER = "Which city is older, Paris or Rome?"
 
@@ -97,6 +98,35 @@ def test_a_two_part_question_is_answered_by_the_reply_that_holds_the_span() -> N
     # A one-part question keeps its span, whatever the reply holds.
     one = Answer("How many bytes is a char?", reply, Context([], 0), Usage(), 0.0, {}, {}, "tagger")
     assert answer_line(one, span, reader).text == "4"
+
+
+def test_a_reply_that_holds_the_span_lowers_the_floor() -> None:
+    """Between FLOOR_AGREED and FLOOR, the line stands where the reply holds every word of the
+    span and abstains where it does not; under both it abstains either way; a span-only answer
+    (no reply) keeps the one floor, and a caller's lower floor is never raised by it."""
+    question = "Which harbour did the keeper of the north lighthouse sail from?"  # 5 words
+    text = "The keeper left at dawn for Tarbert."  # holds one of them: "keeper"
+    chunk = Chunk("d#s0", "d", 0, text, 0, len(text), 0, 1, 9)
+    span = SourceSpan("Tarbert", 0.8, "d", "d#s0", 28, 35)
+    reader = SimpleNamespace(span_first=True)
+
+    def read(keep: float, reply: str) -> Answer:
+        ctx = Context((Scored(chunk, keep, {"keep": keep}),), 9)
+        return Answer(question, reply, ctx, Usage(), 0.0, {}, {}, "tagger")
+
+    between = read(0.5, "He sailed from Tarbert.")  # sqrt(0.5 * 1/5) = 0.316
+    assert FLOOR_AGREED <= confidence(question, between.context) < FLOOR
+    held = answer_line(between, span, reader)
+    assert not held.abstained and held.text == "Tarbert" and held.line.agrees is True
+    apart = answer_line(replace(between, text="He sailed at dawn."), span, reader)
+    assert apart.abstained and apart.line.why == "confidence 0.32 is under the floor 0.34"
+    under = read(0.42, "He sailed from Tarbert.")  # sqrt(0.42 * 1/5) = 0.290
+    gone = answer_line(under, span, reader)
+    assert gone.abstained and gone.line.why == "confidence 0.29 is under the floor 0.30"
+    assert gone.line.agrees is True and gone.reply == "He sailed from Tarbert."
+    assert span_only(between, span).line.agrees is None  # no reply: nothing agrees
+    assert answer_line(between, span, reader, floor=0.2).text == "Tarbert"
+    assert answer_line(under, span, reader, floor=0.2).text == "Tarbert"
 
 
 def test_a_reader_that_says_it_does_not_know_abstains() -> None:

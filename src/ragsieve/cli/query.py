@@ -27,7 +27,7 @@ from ragsieve.cli.common import (
 )
 from ragsieve.defaults import DEFAULT_MAX_TOKENS, DEFAULT_METHOD
 from ragsieve.errors import InputError
-from ragsieve.methods.answer_line import FLOOR
+from ragsieve.methods.answer_line import FLOOR, FLOOR_AGREED
 
 if TYPE_CHECKING:
     from ragsieve.types import Answer
@@ -292,7 +292,9 @@ def _line_text(
         model = (answer.trace.get("llm") or {}).get("model") or "LLM"
         out.append(f"reply ({model}): {answer.reply or '(empty)'}")
     if answer.confidence is not None:
-        out.append(f"confidence: {answer.confidence:.2f} (floor {FLOOR:.2f}; docs/llm.md)")
+        held = answer.line is not None and bool(answer.line.agrees)
+        floor = min(FLOOR, FLOOR_AGREED) if held else FLOOR
+        out.append(f"confidence: {answer.confidence:.2f} (floor {floor:.2f}; docs/llm.md)")
     return out
 
 

@@ -38,6 +38,10 @@ YES_NO_FIRST = frozenset(
 #: The answer line's floor: under this confidence (:func:`confidence`) it abstains ("the
 #: indexed documents do not answer"). Chosen on dev (docs/llm.md, "The floor").
 FLOOR = 0.34
+#: The floor where the reply holds every word of the span (:func:`agrees`): two readings of
+#: one context that agree are surer than either. Chosen on dev (docs/llm.md, "The reply's
+#: agreement with the span").
+FLOOR_AGREED = 0.30
 
 #: A question with one of these after its first word asks for something else ("Will Ferrell had
 #: a role in the film directed by whom?").
@@ -265,8 +269,9 @@ def confidence(question: str, context: Context) -> float | None:
 
     Chosen on dev among the span score, the keep probability, the overlap and their geometric
     means (docs/llm.md, "The floor"): the span score separates answerable from unanswerable
-    readings least, as the span head always points somewhere; the reply's agreement with the
-    span is recorded in ``line.agrees`` but not used (unmeasured on unanswerable rows)."""
+    readings least, as the span head always points somewhere. The reply's agreement with the
+    span does not change the confidence; it lowers the point under which the line abstains
+    (:func:`with_floor`, :data:`FLOOR_AGREED`)."""
     keep = evidence(context)
     if keep is None:
         return None
@@ -344,11 +349,14 @@ def abstain(answer: Answer, why: str, confidence: float | None = 0.0) -> Answer:
     return replace(answer, text="", line=line, trace=trace)
 
 
-def with_floor(answer: Answer, floor: float = FLOOR) -> Answer:
-    """``answer`` (its line drawn) with its confidence, abstaining below ``floor``."""
+def with_floor(answer: Answer, floor: float = FLOOR, agreed: float = FLOOR_AGREED) -> Answer:
+    """``answer`` (its line drawn) with its confidence, abstaining below ``floor``, or below
+    ``agreed`` (never above ``floor``) where its reply holds the span (``line.agrees``)."""
     conf = confidence(answer.question, answer.context)
-    if conf is not None and conf < floor:
-        return abstain(answer, f"confidence {conf:.2f} is under the floor {floor:.2f}", conf)
+    held = answer.line is not None and bool(answer.line.agrees)
+    point = min(agreed, floor) if held else floor
+    if conf is not None and conf < point:
+        return abstain(answer, f"confidence {conf:.2f} is under the floor {point:.2f}", conf)
     line = answer.line if answer.line is not None else AnswerLine(answer.text, "reply")
     return replace(answer, line=replace(line, confidence=conf))
 
@@ -371,7 +379,8 @@ def answer_line(
     answered by the whole reply where it holds the span (a span answers one part).
     ``line.kind`` is ``"choice"``, ``"yes-no"``, ``"whole"``, ``"span"``, ``"reply"`` or
     ``"abstain"``; a reply line that only says "I don't know" (:func:`said_unknown`) abstains,
-    and so does any line under ``floor``."""
+    and so does any line under ``floor`` (under :data:`FLOOR_AGREED` where the reply holds the
+    span)."""
     q = answer.question
     own = not multiple_choice and span_first(llm)
     ordered = has_instruction(q)
