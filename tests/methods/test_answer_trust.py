@@ -24,6 +24,7 @@ from ragsieve.methods.answer_line import (
     answer_line,
     chosen_option,
     confidence,
+    floor_of,
     has_instruction,
     is_two_part,
     said_unknown,
@@ -124,7 +125,9 @@ def test_a_reply_that_holds_the_span_lowers_the_floor() -> None:
     gone = answer_line(under, span, reader)
     assert gone.abstained and gone.line.why == "confidence 0.29 is under the floor 0.30"
     assert gone.line.agrees is True and gone.reply == "He sailed from Tarbert."
+    assert (floor_of(held.line), floor_of(apart.line)) == (FLOOR_AGREED, FLOOR)
     assert span_only(between, span).line.agrees is None  # no reply: nothing agrees
+    assert floor_of(span_only(between, span).line) == FLOOR and floor_of(None) == FLOOR
     assert answer_line(between, span, reader, floor=0.2).text == "Tarbert"
     assert answer_line(under, span, reader, floor=0.2).text == "Tarbert"
 

@@ -27,7 +27,7 @@ from ragsieve.cli.common import (
 )
 from ragsieve.defaults import DEFAULT_MAX_TOKENS, DEFAULT_METHOD
 from ragsieve.errors import InputError
-from ragsieve.methods.answer_line import FLOOR, FLOOR_AGREED
+from ragsieve.methods.answer_line import floor_of
 
 if TYPE_CHECKING:
     from ragsieve.types import Answer
@@ -292,8 +292,7 @@ def _line_text(
         model = (answer.trace.get("llm") or {}).get("model") or "LLM"
         out.append(f"reply ({model}): {answer.reply or '(empty)'}")
     if answer.confidence is not None:
-        held = answer.line is not None and bool(answer.line.agrees)
-        floor = min(FLOOR, FLOOR_AGREED) if held else FLOOR
+        floor = floor_of(answer.line)
         out.append(f"confidence: {answer.confidence:.2f} (floor {floor:.2f}; docs/llm.md)")
     return out
 

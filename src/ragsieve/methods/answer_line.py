@@ -349,12 +349,17 @@ def abstain(answer: Answer, why: str, confidence: float | None = 0.0) -> Answer:
     return replace(answer, text="", line=line, trace=trace)
 
 
+def floor_of(line: AnswerLine | None, floor: float = FLOOR, agreed: float = FLOOR_AGREED) -> float:
+    """The point under which ``line`` abstains: ``agreed`` (never above ``floor``) where its
+    reply holds the span (``line.agrees``), else ``floor``."""
+    return min(agreed, floor) if line is not None and line.agrees else floor
+
+
 def with_floor(answer: Answer, floor: float = FLOOR, agreed: float = FLOOR_AGREED) -> Answer:
-    """``answer`` (its line drawn) with its confidence, abstaining below ``floor``, or below
-    ``agreed`` (never above ``floor``) where its reply holds the span (``line.agrees``)."""
+    """``answer`` (its line drawn) with its confidence, abstaining below its point
+    (:func:`floor_of`)."""
     conf = confidence(answer.question, answer.context)
-    held = answer.line is not None and bool(answer.line.agrees)
-    point = min(agreed, floor) if held else floor
+    point = floor_of(answer.line, floor, agreed)
     if conf is not None and conf < point:
         return abstain(answer, f"confidence {conf:.2f} is under the floor {point:.2f}", conf)
     line = answer.line if answer.line is not None else AnswerLine(answer.text, "reply")
