@@ -3,11 +3,12 @@
 
     .venv/bin/python -m benchmarks floor_agree ask ROWS --reader local --out R_local.jsonl
     .venv/bin/python -m benchmarks floor_agree point R_local.jsonl [R_qwen.jsonl ...]
+    .venv/bin/python -m benchmarks floor_agree product ROWS_DIR --dataset D --at 0.30
 
 ``ask``: each reading's kept sentences, in order, are the context of the product's answer
-prompt (:func:`ragsieve.llm.build_answer_messages`, greedy, 64 tokens); the row gains
-``reply`` and ``agrees`` (:func:`ragsieve.methods.answer_line.agrees`: the reply holds every
-word of the span). A reading with nothing kept asks nothing, as the product would not.
+prompt (:func:`ragsieve.llm.build_answer_messages`, greedy, the product's 64 tokens); the row
+gains ``reply`` and ``agrees`` (:func:`ragsieve.methods.answer_line.agrees`: the reply holds
+every word of the span). A reading with nothing kept asks nothing, as the product would not.
 
 ``product``: the same lower point on the product's path, on stored ``reader_eval`` rows (a
 folder with ``local/`` and ``qwen-0.5b/``): the answers the floor abstained on whose reply
@@ -31,6 +32,7 @@ from common import read_rows
 from floor_line import line, rows_by_id
 from floor_point import geo, overlap
 
+from ragsieve.defaults import DEFAULT_MAX_TOKENS
 from ragsieve.evaluate.datasets import load_dataset
 from ragsieve.llm import build_answer_messages, get_llm
 from ragsieve.methods.answer_line import FLOOR, agrees, answer_line, said_unknown
@@ -50,7 +52,7 @@ def ask(rows: list[dict[str, Any]], reader: str, out: Path) -> None:
             reply = None
             if row["kept"]:
                 msgs = build_answer_messages(row["question"], row["kept"])
-                reply = llm.generate(msgs, max_tokens=64, temperature=0.0).text
+                reply = llm.generate(msgs, max_tokens=DEFAULT_MAX_TOKENS, temperature=0.0).text
             span = SourceSpan(row["span"], row["span_score"] or 0.0) if row["span"] else None
             fh.write(json.dumps({**row, "reply": reply, "agrees": agrees(reply, span)}) + "\n")
             fh.flush()
