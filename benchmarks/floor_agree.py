@@ -30,7 +30,7 @@ from typing import Any
 
 from common import read_rows
 from floor_line import line, rows_by_id
-from floor_point import geo, overlap
+from floor_point import FORMS, readings
 
 from ragsieve.defaults import DEFAULT_MAX_TOKENS
 from ragsieve.evaluate.datasets import load_dataset
@@ -59,21 +59,13 @@ def ask(rows: list[dict[str, Any]], reader: str, out: Path) -> None:
     print(f"wrote {out}: {len(rows)} readings in {time.perf_counter() - t0:.0f} s")
 
 
-def conf(row: dict[str, Any]) -> float:
-    """The shipped confidence: geo(best keep probability, stemmed overlap)."""
-    return geo(row["max_prob"], overlap(row))
+#: The shipped confidence, on a reading: geo(best keep probability, stemmed overlap).
+conf = FORMS["geo(keep,overlap)"]
 
 
 def point(path: Path) -> None:
     """The agreement rates and the floor with a lower point where the reply agrees."""
-    rows = read_rows(path)
-    kinds = {
-        "answerable": [r for r in rows if r["kind"] == "answerable"],
-        "gold_removed": [
-            r for r in rows if r["kind"] == "gold_removed" and not r["answer_in_pool"]
-        ],
-        "foreign": [r for r in rows if r["kind"] == "foreign" and not r["answer_in_pool"]],
-    }
+    kinds = readings(read_rows(path))
     print(f"## {path.name}\n")
     print("| reading | n | reply agrees | agrees, span F1 >= 0.5 | abstained at the floor |")
     print("|---|---:|---:|---:|---:|")

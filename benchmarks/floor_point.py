@@ -39,17 +39,26 @@ FORMS: dict[str, Callable[[dict[str, Any]], float]] = {
 }
 
 
+def readings(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The rows by kind: every answerable reading, and the gold-removed and foreign readings
+    whose pool holds no answer string (only those are unanswerable)."""
+    return {
+        "answerable": [r for r in rows if r["kind"] == "answerable"],
+        **{
+            k: [r for r in rows if r["kind"] == k and not r["answer_in_pool"]]
+            for k in ("gold_removed", "foreign")
+        },
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rows", type=Path)
     ap.add_argument("--lose", type=float, default=0.03)
     args = ap.parse_args()
-    rows = read_rows(args.rows)
-    ans = [r for r in rows if r["kind"] == "answerable"]
-    un = {
-        k: [r for r in rows if r["kind"] == k and not r["answer_in_pool"]]
-        for k in ("gold_removed", "foreign")
-    }
+    kinds = readings(read_rows(args.rows))
+    ans = kinds.pop("answerable")
+    un = kinds
     print(
         f"{len(ans)} answerable, "
         + ", ".join(f"{len(v)} {k} (answer absent)" for k, v in un.items())

@@ -8,6 +8,8 @@ line holds one acceptable string of every part, beside its F1 against the joined
 sentence ("50, and the maximum is 100"), so a line that says both parts in other words scores
 F1 about 0.5; holding every part is the fairer test of a whole answer. A line of more than
 ``--words`` words is not counted as holding anything (a reply that pastes the context would).
+Not :func:`ragsieve.metrics.context.answer_recall`'s test of a part: it leaves a "No" part out
+(a context never spells it), and a line must say it.
 """
 
 from __future__ import annotations
